@@ -40,6 +40,7 @@ class ServeSpec(Strict):
     max_model_len: int = 4096
     dtype: str = "auto"
     gpus: list[str] | None = None  # CUDA_VISIBLE_DEVICES per endpoint, e.g. ["0", "1"] or ["0,1"]
+    cpus: list[str] | None = None  # CPU cores per endpoint, e.g. ["0", "1"] or ["0-3", "4-7"] (taskset's list format)
     data_parallel_size: int = 1
     extra_args: list[str] = Field(default_factory=list)
 

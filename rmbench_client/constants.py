@@ -82,6 +82,9 @@ CACHE_DIR_ENV = "RMBENCH_CACHE_DIR"
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 120.0
 MAX_CONCURRENCY_PER_ENDPOINT = 8
+# prompts being scored at once, per request slot of all endpoints: enough to keep every slot busy, few enough
+# that a release wakes a handful of waiters rather than every prompt of the benchmark
+PROMPTS_IN_FLIGHT_PER_SLOT = 2
 MAX_RETRIES = 8
 RETRY_INITIAL_DELAY_S = 0.5
 RETRY_MAX_DELAY_S = 30.0

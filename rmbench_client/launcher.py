@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import getpass
 import json
 import os
@@ -125,6 +126,22 @@ def server_env(spec: ServeSpec, index: int, tmpdir: str | None = None) -> dict[s
     return env
 
 
+def cpu_set(cores: str, where: str) -> set[int]:
+    """The cores of a list like "0", "0,2" or "0-3" that this machine has; ServerError names `where` otherwise."""
+    found: set[int] = set()
+    try:
+        for part in cores.split(","):
+            lo, _, hi = part.strip().partition("-")
+            found.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise ServerError(f'{where}: {cores!r} is not a list of cores like "0", "0,2" or "0-3"') from None
+    available = os.sched_getaffinity(0)
+    if not found or not found <= available:
+        have = ",".join(map(str, sorted(available)))
+        raise ServerError(f"{where}: cores {cores!r} are not all on this machine (it has {have})")
+    return found
+
+
 def _user() -> str:
     try:
         return getpass.getuser()
@@ -160,6 +177,11 @@ def _plan(cfg: RunConfig, roles: Sequence[str] | None, repo_root: Path) -> list[
         if spec.gpus and len(spec.gpus) != len(role_cfg.endpoints):
             raise ServerError(f"role {role}: serve.gpus has {len(spec.gpus)} entries for "
                               f"{len(role_cfg.endpoints)} endpoints (one CUDA_VISIBLE_DEVICES value each)")  # fmt: skip
+        if spec.cpus and len(spec.cpus) != len(role_cfg.endpoints):
+            raise ServerError(f"role {role}: serve.cpus has {len(spec.cpus)} entries for "
+                              f"{len(role_cfg.endpoints)} endpoints (one list of cores each)")  # fmt: skip
+        for cores in spec.cpus or []:
+            cpu_set(cores, f"role {role}: serve.cpus")
         for index, url in enumerate(role_cfg.endpoints):
             where = f"endpoint {url} of role {role}"
             port = _port(url)
@@ -320,9 +342,12 @@ def start_servers(
                 with open(log, "wb") as out:
                     out.write(f"$ {shlex.join(cmd)}\n".encode())
                     out.flush()
+                    spec = _spec(role, role_cfg)
+                    cores = cpu_set(spec.cpus[index], f"role {role}: serve.cpus") if spec.cpus else None
+                    pin = functools.partial(os.sched_setaffinity, 0, cores) if cores else None  # threads inherit it
                     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                            env=server_env(_spec(role, role_cfg), index, tmpdir), cwd=root,
-                                            start_new_session=True)  # fmt: skip
+                                            env=server_env(spec, index, tmpdir), cwd=root, start_new_session=True,
+                                            preexec_fn=pin)  # fmt: skip
                 _CHILDREN[proc.pid] = proc
                 stat = _proc_stat(proc.pid)
                 ticks = stat[2] if stat else 0

@@ -18,7 +18,7 @@ from typing import IO, Any
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from . import constants as C
-from .config import RunConfig, dump_config
+from .config import ROLES_BY_TYPE, RunConfig, dump_config
 from .datasets import Dataset, load_dataset
 from .errors import EndpointError
 from .records import Example, PromptScores
@@ -156,8 +156,10 @@ async def run_examples(
     samples: IO[str],
     progress: bool,
     on_prompt: Callable[[int], None] | None = None,
+    in_flight: int = 64,
 ) -> tuple[list[PromptScores], dict[str, str], int]:
-    """Score every example; returns per-prompt scores in dataset order, failures, sequences sent."""
+    """Score every example, `in_flight` prompts at a time, in dataset order (a prompt's responses together, for
+    the server's prefix cache); returns per-prompt scores in dataset order, failures, sequences sent."""
     examples = dataset.examples
     keys_of = {ex.id: _keys(scorer, ex) for ex in examples}  # hashing full texts: once per prompt
     done = store.get_many(k for keys in keys_of.values() for k in keys)
@@ -194,8 +196,14 @@ async def run_examples(
         samples.write(json.dumps(sample_record(ex, scores)) + "\n")
         samples.flush()
 
+    queue = iter(pending)
+
+    async def worker() -> None:
+        for ex in queue:  # shared iterator: each worker takes the next prompt when it is free
+            await one(ex)
+
     with _Progress(len(pending), progress) as bar:
-        tasks = [asyncio.ensure_future(one(ex)) for ex in pending]
+        tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(in_flight, len(pending))))]
         try:
             await asyncio.gather(*tasks)
         finally:
@@ -252,6 +260,12 @@ def write_reports(
         write_rewardbench_files(out, cfg.model, model_type, summary, scores, chat_template=chat_template)
 
 
+def in_flight(cfg: RunConfig) -> int:
+    """How many prompts to score at once: a few per request slot of the run's endpoints."""
+    slots = sum(len(cfg.roles[name].endpoints) * cfg.roles[name].concurrency for name in ROLES_BY_TYPE[cfg.type])
+    return max(1, slots * C.PROMPTS_IN_FLIGHT_PER_SLOT)
+
+
 def run(cfg: RunConfig, fresh: bool = False, progress: bool = True) -> RunResult:
     """The whole run, synchronously (the CLI entry)."""
     from .scorers.factory import open_scorer  # imported here: pulls in the HTTP stack
@@ -266,7 +280,7 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True) -> RunResult
 
             async def main() -> tuple[list[PromptScores], dict[str, str], int, list[str]]:
                 async with open_scorer(cfg) as scorer:
-                    scored = await run_examples(scorer, dataset, store, samples, progress)
+                    scored = await run_examples(scorer, dataset, store, samples, progress, in_flight=in_flight(cfg))
                     return (*scored, list(scorer.warnings))
 
             scores, failures, sent, warnings = asyncio.run(main())

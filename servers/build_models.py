@@ -52,7 +52,11 @@ SIZES = {
     # head_dim 32 / 64: vLLM's CPU attention kernel accepts only some head sizes (32, 64, 80, 96, 112, 128, ...).
     "tiny": dict(hidden_size=128, intermediate_size=344, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2),
-    "bench": dict(hidden_size=512, intermediate_size=1376, num_hidden_layers=8, num_attention_heads=8,
+    # `make bench`: compute-bound on the server (about 0.1 s of compute per request of six sequences), yet small
+    # enough for several passes over all 4,788 RM-Bench sequences in an hour on 2 cores
+    "bench": dict(hidden_size=256, intermediate_size=688, num_hidden_layers=4, num_attention_heads=8,
+                  num_key_value_heads=4),
+    "large": dict(hidden_size=512, intermediate_size=1376, num_hidden_layers=8, num_attention_heads=8,
                   num_key_value_heads=4),
 }  # fmt: skip
 

@@ -255,3 +255,38 @@ def test_commands_for_policy_data_parallel_cpu_and_tgi(monkeypatch: pytest.Monke
     with pytest.raises(ServerError, match="TGI serves causal LMs only"):
         vllm_command("reward", demo.model_copy(update={"serve": demo.serve.model_copy(update={"engine": "tgi"})}),
                      "http://127.0.0.1:8701", REPO)  # fmt: skip
+
+
+@pytest.mark.server
+def test_cpus_pins_every_thread_of_the_server(cpu_servers: CpuServers, tmp_path: Path) -> None:
+    core = max(os.sched_getaffinity(0))
+    cfg = _demo_config(cpu_servers, {"reward": 18741}, cpus=[str(core)])
+    (info,) = start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
+    try:
+        threads = [
+            int(tid) for pid in _server_pids(18741) for tid in os.listdir(f"/proc/{pid}/task")
+        ]  # every thread vLLM started (torch, OMP, tokenizers) inherits the core set at exec
+        assert threads and {frozenset(os.sched_getaffinity(t)) for t in threads} == {frozenset({core})}
+        with _client() as client:
+            body = {"model": "tiny-reward", "input": "Hello", "use_activation": False}
+            assert client.post(f"{info.url}/pooling", json=body).status_code == 200
+    finally:
+        stop_servers(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("cpus", "message"),
+    [
+        (["0", "1"], "serve.cpus has 2 entries for 1 endpoints"),
+        (["zero"], "'zero' is not a list of cores"),
+        (["0-4096"], "cores '0-4096' are not all on this machine"),
+    ],
+)
+def test_bad_cpus_fail_before_starting(cpus: list[str], message: str, tmp_path: Path) -> None:
+    cfg = load_config(REPO / "configs" / "cpu-demo.yaml")
+    reward = cfg.roles["reward"]
+    assert reward.serve is not None
+    reward = reward.model_copy(update={"serve": reward.serve.model_copy(update={"cpus": cpus})})
+    cfg = cfg.model_copy(update={"roles": {"reward": reward}})
+    with pytest.raises(ServerError, match=message):
+        start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
