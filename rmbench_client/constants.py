@@ -129,9 +129,9 @@ TEI_MAX_BATCH = 32  # TEI --max-client-batch-size default
 
 # --- bench (`make bench`: bench/run.py) -------------------------------------------------------------------------
 BENCH_REPEATS = 3  # repetitions of every measurement (BENCH_REPEATS); medians are reported
-BENCH_PROMPTS = 16  # RM-Bench prompts spread over the domain files (BENCH_PROMPTS; "all" = every prompt)
+BENCH_PROMPTS = "all"  # every RM-Bench prompt, or a number of them spread over the domain files (BENCH_PROMPTS)
 BENCH_QUICK_PROMPTS = 8  # BENCH_QUICK=1: one repetition of this many prompts
-BENCH_PORTS = (8751, 8752, 8753, 8754, 8755, 8756)  # reward; policy, reference; 2 reward endpoints (P5); tiny
+BENCH_PORTS = (8751, 8752, 8753, 8754, 8755, 8756)  # 1 reward endpoint; policy, reference; 2 reward endpoints; tiny
 BENCH_WORK_DIR = "runs/bench"  # run directories, server state and logs, the data subset
 BENCH_MODELS_DIR = "models/bench"  # servers/build_models.py --size bench
 BENCH_TINY_MODELS_DIR = "models/tiny"  # the client at full scale: every prompt, a model too small to hide the client
