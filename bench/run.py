@@ -499,7 +499,7 @@ def ratios(b: Bench) -> dict[str, float]:
         "p2_vs_naive_upper_bound": b.med("p2_naive_client") / b.med("p1_offline_all_cores"),
         # every prompt, tiny models: the client's own cost where the server is fast
         "p4_scale_client_cpu_share_tiny": cpu_share(scale),
-        "p4_scale_client_cpu_ms_per_request_tiny": 1000 * median([r["client_cpu_s"] / r["sent"] for r in scale]),
+        "p4_scale_client_cpu_ms_per_sequence_tiny": 1000 * median([r["client_cpu_s"] / r["sent"] for r in scale]),
     }
 
 
