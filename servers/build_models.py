@@ -182,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="rebuild even if the marker says it is built")
     args = parser.parse_args(argv)
     out: Path = args.out
-    wanted = {"builder_version": BUILDER_VERSION, "size": args.size}
+    # the dimensions too: a size whose dimensions changed is rebuilt
+    wanted = {"builder_version": BUILDER_VERSION, "size": args.size, "dimensions": SIZES[args.size]}
     marker = out / MARKER
     if not args.force and marker.is_file():
         found = json.loads(marker.read_text(encoding="utf-8"))
