@@ -6,7 +6,8 @@
 `--input` is a JSON list of [prompt, response] pairs. They are templated with the model's tokenizer
 (`apply_chat_template`, no generation prompt: the token ids vLLM's server builds for `/pooling` with messages and
 `/tokenize` with add_generation_prompt=false) outside the timed region; the timed region is the engine call only.
-One untimed warm-up pass over a few sequences first (the first call allocates and loads kernels).
+One untimed warm-up pass over a few sequences first (the first call allocates and loads kernels). With `--ready`
+and `--go`, several engines (one per core, each pinned by the caller) start their timed passes together.
 
 - reward: `LLM.encode(TokensPrompt...)` on the pooling runner, raw head output (`use_activation: false`).
 - dpo: `LLM.generate(TokensPrompt..., SamplingParams(max_tokens=1, prompt_logprobs=0))`, the per-token log-probs
@@ -68,6 +69,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--max-model-len", type=int, default=4096)
     parser.add_argument("--kv-cache-bytes", type=int, default=128 * 2**20)
+    parser.add_argument("--ready", type=Path, help="created once loaded and warmed up")
+    parser.add_argument("--go", type=Path, help="the timed pass starts when this file exists")
     args = parser.parse_args()
 
     import torch
@@ -113,7 +116,14 @@ def main() -> int:
 
     load_s = time.perf_counter() - t0
 
-    warmup_s, times, cpu, values = timed(run, prompts[:WARMUP_SEQUENCES], prompts, args.repeats)
+    def start_signal() -> None:
+        """Several engines at once (one per core) start their timed passes together."""
+        if args.ready:
+            args.ready.touch()
+        while args.go and not args.go.exists():
+            time.sleep(0.005)
+
+    warmup_s, times, cpu, values = timed(run, prompts[:WARMUP_SEQUENCES], prompts, args.repeats, start_signal)
 
     result = {
         "mode": args.mode,

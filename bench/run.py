@@ -256,17 +256,45 @@ def naive_run(url: str, pairs: list[tuple[str, str]]) -> list[float]:
 
 def subprocess_step(name: str, args: list[str], threads: int) -> dict[str, Any]:
     """A step in .venv-server (offline engine, transformers pipeline); its JSON result."""
-    out = WORK / f"{name}.json"
-    logfile = WORK / f"{name}.log"
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1")
+    return subprocess_steps([(name, args, threads, None)])[0]
+
+
+def subprocess_steps(steps: list[tuple[str, list[str], int, int | None]], go: Path | None = None) -> list[Any]:
+    """Steps (name, args, threads, core to pin it to or None) at once; their JSON results. With `go`, each step
+    is an offline engine given `--ready` and `--go`: the timed passes start together once every engine is ready."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1")
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)
-    out.unlink(missing_ok=True)
-    with open(logfile, "wb") as f:
-        proc = subprocess.run([str(SERVER_PY), *args, "--out", str(out)], cwd=ROOT, env=env, stdout=f, stderr=f)
-    if proc.returncode != 0 or not out.exists():
-        tail = "\n".join(logfile.read_text(errors="replace").splitlines()[-25:])
-        raise RuntimeError(f"{name} failed (exit {proc.returncode}); {logfile}:\n{tail}")
-    return json.loads(out.read_text(encoding="utf-8"))
+    running = []
+    with contextlib.ExitStack() as stack:
+        for name, args, threads, core in steps:
+            out, logfile, ready = WORK / f"{name}.json", WORK / f"{name}.log", WORK / f"{name}.ready"
+            out.unlink(missing_ok=True)
+            ready.unlink(missing_ok=True)
+            extra = ["--ready", str(ready), "--go", str(go)] if go else []
+            f = stack.enter_context(open(logfile, "wb"))
+            pin = (lambda c=core: os.sched_setaffinity(0, {c})) if core is not None else None
+            cmd = [str(SERVER_PY), *args, "--out", str(out), *extra]
+            env["OMP_NUM_THREADS"] = str(threads)
+            proc = subprocess.Popen(cmd, cwd=ROOT, env=dict(env), stdout=f, stderr=f, preexec_fn=pin)
+            running.append((name, proc, out, logfile, ready))
+        if go:
+            while not all(r.exists() for *_, r in running):
+                if any(proc.poll() is not None for _, proc, *_ in running):
+                    break  # one failed: reported below
+                time.sleep(0.01)
+            go.touch()
+        results = []
+        for name, proc, out, logfile, _ in running:
+            proc.wait()
+            if proc.returncode != 0 or not out.exists():
+                for _, other, *_ in running:
+                    other.kill()
+                tail = "\n".join(logfile.read_text(errors="replace").splitlines()[-25:])
+                raise RuntimeError(f"{name} failed (exit {proc.returncode}); {logfile}:\n{tail}")
+            results.append(json.loads(out.read_text(encoding="utf-8")))
+    if go:
+        go.unlink(missing_ok=True)
+    return results
 
 
 def max_abs_diff(a: list[float], b: list[float]) -> float:
@@ -339,6 +367,10 @@ class Bench:
     def __init__(self, examples: list[Example], pairs: list[tuple[str, str]]) -> None:
         self.examples = examples
         self.pairs = pairs
+        self.halves = [pairs[0::2], pairs[1::2]]  # alternate sequences: two halves of about equal length
+        self.half_files = [WORK / f"pairs-half{i}.json" for i in range(2)]
+        for path, half in zip(self.half_files, self.halves, strict=True):
+            path.write_text(json.dumps(half, ensure_ascii=False), encoding="utf-8")
         self.raw: dict[str, list[dict[str, Any]]] = {}
         self.info: dict[str, Any] = {}
         self.checks: dict[str, Any] = {}
@@ -413,6 +445,24 @@ class Bench:
         self.add("p2_hf_pipeline", res["sample"])
         self.checks["hf_vs_client_max_abs_diff"] = max_abs_diff(res["values"], self.client_reward)
 
+    def offline_two_cores(self, halves: list[Path]) -> None:
+        """What two cores give this workload here, without HTTP: two offline engines at once, one thread each,
+        each pinned to its own core and scoring half of the sequences (P5's upper bound)."""
+        model = str(MODELS / "reward")
+        steps = []
+        for i, (core, half) in enumerate(zip(cores(2), halves, strict=True)):
+            args = ["bench/offline.py", "--mode", "reward", "--model", model, "--input", str(half), "--repeats", "1"]
+            steps.append((f"p5_offline_core{i}", [*args, "--max-model-len", str(MAX_MODEL_LEN)], 1, int(core)))
+        sample, results = measure(lambda: subprocess_steps(steps, go=WORK / "go"))
+        walls = [r["times_s"][0] for r in results]
+        wall, cpu = max(walls), sum(r["process_cpu_s"][0] for r in results)
+        both = Sample(wall, 0.0, 0.0, cpu, sample.other_cpu_s * wall / sample.wall_s)
+        self.add("p5_offline_2engines", both, engines_s=[round(w, 4) for w in walls])
+        values = [v[0] for r in results for v in r["values"]]
+        order = [p for half in self.halves for p in half]
+        client = dict(zip(self.pairs, self.client_reward, strict=True))
+        self.checks["p5_offline_2engines_vs_client_max_abs_diff"] = max_abs_diff(values, [client[p] for p in order])
+
     # P3 ----------------------------------------------------------------------------------------------------------
     def dpo_servers(self, data: Path) -> None:
         cfg = config("dpo", data, "client-dpo", list(C.BENCH_PORTS[1:3]))
@@ -450,11 +500,12 @@ class Bench:
             lambda: self.reward_two_endpoints(data),
             lambda: self.reward_one_endpoint(data),
             lambda: self.reward_in_process(pairs_file),
+            lambda: self.offline_two_cores(self.half_files),
             lambda: self.dpo_servers(data),
             lambda: self.dpo_in_process(pairs_file),
         ]
         if rep % 2:
-            steps = steps[2::-1] + steps[:2:-1]  # in-process before servers, for reward and for DPO
+            steps = steps[3::-1] + steps[:3:-1]  # in-process before servers, for reward and for DPO
         for step in steps:
             step()
 
@@ -495,6 +546,8 @@ def ratios(b: Bench) -> dict[str, float]:
         "p4_client_cpu_share_scoring_only": cpu_share(b.raw["p1_client_reward"], "scoring_cpu_s"),
         # one server with one thread vs the engine with one thread: the same engine configuration
         "p1_one_server_vs_offline_1thread": b.med("p1_offline_1thread") / b.med("p5_client_1endpoint"),
+        # what two cores give this workload without HTTP (two pinned one-thread engines): the most P5 can reach
+        "p5_upper_bound": b.med("p1_offline_1thread") / b.med("p5_offline_2engines"),
         # the most any client could gain over the naive one here: the engine's own best vs the naive client
         "p2_vs_naive_upper_bound": b.med("p2_naive_client") / b.med("p1_offline_all_cores"),
         # every prompt, tiny models: the client's own cost where the server is fast
@@ -517,6 +570,7 @@ def paired(b: Bench) -> dict[str, list[float]]:
         "p5_two_endpoints": per_rep("p5_client_1endpoint", "p1_client_reward"),
         "p1_one_server_vs_offline_1thread": per_rep("p1_offline_1thread", "p5_client_1endpoint"),
         "p2_vs_naive_upper_bound": per_rep("p2_naive_client", "p1_offline_all_cores"),
+        "p5_upper_bound": per_rep("p1_offline_1thread", "p5_offline_2engines"),
     }
 
 
@@ -529,6 +583,7 @@ ROWS = [
     ("P3", "client, DPO (2 servers, 1 core each)", "p3_client_dpo"),
     ("P3", "vLLM offline, policy + reference, all cores", "p3_offline_dpo"),
     ("P5", "client, reward, 1 endpoint (1 core)", "p5_client_1endpoint"),
+    ("P5", "vLLM offline, 2 engines at once, 1 core each", "p5_offline_2engines"),
     ("P4", "client, reward, TINY model, scale run", "p4_scale_client_tiny"),
 ]
 

@@ -7,11 +7,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def timed(run: Callable[[Any], list[Any]], warmup: Sequence[Any], full: Sequence[Any], repeats: int):
-    """(warm-up seconds, wall seconds per pass, process CPU seconds per pass, the last pass's values)."""
+def timed(
+    run: Callable[[Any], list[Any]],
+    warmup: Sequence[Any],
+    full: Sequence[Any],
+    repeats: int,
+    before: Callable[[], None] | None = None,
+):
+    """(warm-up seconds, wall seconds per pass, process CPU seconds per pass, the last pass's values);
+    `before` runs between the warm-up and the timed passes (a start signal shared with another process)."""
     t0 = time.perf_counter()
     run(warmup)
     warmup_s = time.perf_counter() - t0
+    if before is not None:
+        before()
     times: list[float] = []
     cpu: list[float] = []
     values: list[Any] = []

@@ -290,3 +290,14 @@ def test_bad_cpus_fail_before_starting(cpus: list[str], message: str, tmp_path: 
     cfg = cfg.model_copy(update={"roles": {"reward": reward}})
     with pytest.raises(ServerError, match=message):
         start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "configs").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_config_is_valid(path: Path) -> None:
+    cfg = load_config(path)
+    assert cfg.roles and all(role.endpoints for role in cfg.roles.values())
+
+
+def test_two_endpoint_cpu_config_pins_one_server_per_core() -> None:
+    role = load_config(REPO / "configs" / "cpu-two-endpoints.yaml").roles["reward"]
+    assert role.serve is not None and role.serve.cpus == ["0", "1"] and len(role.endpoints) == 2
