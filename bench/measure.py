@@ -112,6 +112,7 @@ def measure(fn: Callable[[], Any], servers: list[int] | None = None) -> tuple[Sa
     (servers: process-group ids of our servers)."""
     pgids = servers or []
     waited = wait_quiet(pgids)
+    threads0 = thread_cpu_s(pgids)
     s0, c0, k0 = group_cpu_s(pgids), rusage_s(resource.RUSAGE_SELF), rusage_s(resource.RUSAGE_CHILDREN)
     b0 = system_busy_s()
     t0 = time.perf_counter()
@@ -122,7 +123,11 @@ def measure(fn: Callable[[], Any], servers: list[int] | None = None) -> tuple[Sa
     children = rusage_s(resource.RUSAGE_CHILDREN) - k0
     server = group_cpu_s(pgids) - s0
     other = max(0.0, (b1 - b0) - client - children - server)
-    return Sample(wall, client, server, children, other, {"waited_for_quiet_s": round(waited, 1)}), value
+    extra: dict[str, Any] = {"waited_for_quiet_s": round(waited, 1)}
+    if pgids:  # where the servers' CPU went, by process and thread (the model's computation, HTTP, tokenizing)
+        threads = {k: v - threads0.get(k, 0.0) for k, v in thread_cpu_s(pgids).items()}
+        extra["server_threads_cpu_s"] = {k: round(v, 2) for k, v in sorted(threads.items()) if v >= 0.5}
+    return Sample(wall, client, server, children, other, extra), value
 
 
 # --- where server threads may run ------------------------------------------------------------------------------
@@ -138,3 +143,27 @@ def thread_affinities(pgid: int) -> dict[str, int]:
                     key = ",".join(map(str, sorted(os.sched_getaffinity(int(tid)))))
                     counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def thread_cpu_s(pgids: list[int]) -> dict[str, float]:
+    """CPU seconds of every thread of these process groups, by process (its command's last words) and thread
+    name: where a server spends its time besides the model's computation."""
+    out: dict[str, float] = {}
+    for pgid in pgids:
+        for pid in group_members(pgid):
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            proc = "main" if pid == pgid else os.path.basename(argv[0].decode(errors="replace")) or str(pid)
+            for tid in tids:
+                try:
+                    name = Path(f"/proc/{pid}/task/{tid}/comm").read_text().strip()
+                    raw = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+                except OSError:
+                    continue
+                f = raw[raw.rindex(")") + 2 :].split()
+                key = f"{proc}/{name}"
+                out[key] = out.get(key, 0.0) + (int(f[11]) + int(f[12])) / TICK
+    return out
