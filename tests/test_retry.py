@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 import rmbench_client.scheduler as scheduler
 from rmbench_client import retry
 from rmbench_client.backends.base import Endpoint
-from rmbench_client.backends.http import request_json
+from rmbench_client.backends.http import decode_json, request_json
 from rmbench_client.backends.vllm import VllmLogprobs, VllmReward
 from rmbench_client.errors import EndpointError, RetryableError, SampleError
 from rmbench_client.scheduler import EndpointPool
@@ -363,3 +364,12 @@ def test_tokenize_parsing():
                 answer({"tokens": ["a"]}), lambda ep: VllmLogprobs().tokenize(ep, CONV, add_generation_prompt=True)
             )
         )
+
+
+def test_decode_json_reads_strict_json_fast_and_nan_as_the_stdlib_does() -> None:
+    entries = [None] + [{str(t): {"logprob": -t / 7, "rank": 1, "decoded_token": "é"}} for t in range(1, 500)]
+    raw = json.dumps({"choices": [{"index": 0, "prompt_logprobs": entries}]}).encode()
+    assert decode_json(raw) == json.loads(raw)
+    assert math.isnan(decode_json(b'{"data": NaN}')["data"])
+    with pytest.raises(json.JSONDecodeError):
+        decode_json(b"<html>busy</html>")

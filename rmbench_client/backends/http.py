@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 import httpx
+import orjson
 
 from ..errors import EndpointError, RetryableError, SampleError
 from ..retry import retry_after_seconds, should_retry
@@ -29,6 +30,15 @@ def _server_message(response: httpx.Response) -> str:
     return str(body)[:300]
 
 
+def decode_json(content: bytes) -> Any:
+    """orjson: several times faster than the stdlib on large prompt-log-prob answers (DPO). The stdlib reads what
+    strict JSON does not (the NaN a server may write), so a non-finite score is still seen and reported."""
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content)
+
+
 async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None = None) -> Any:
     """The decoded JSON answer of `method path` on `ep`; RetryableError or SampleError otherwise."""
     url = ep.url.rstrip("/") + path
@@ -45,7 +55,7 @@ async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None
                 raise EndpointError(message)  # wrong key, wrong path or model: no sample would fare better
             raise SampleError(message)
         try:
-            return response.json()
+            return decode_json(response.content)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise RetryableError(f"{url}: answer is not JSON: {response.text[:120]!r}") from None
     finally:
