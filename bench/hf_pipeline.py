@@ -72,7 +72,7 @@ def main() -> int:
                 scores.extend(logits[:, 0].float().tolist())
         return scores
 
-    warmup_s, times, cpu, values = timed(run, ids[: args.batch_size], ids, args.repeats)
+    warmup_s, times, cpu, values, faults = timed(run, ids[: args.batch_size], ids, args.repeats)
 
     padded = sum(
         len(ids[i : i + args.batch_size]) * max(len(s) for s in ids[i : i + args.batch_size])
@@ -86,6 +86,7 @@ def main() -> int:
         "batch_size": args.batch_size,
         "times_s": times,
         "process_cpu_s": cpu,
+        "minor_faults": faults,
         "tokenize_s": tokenize_s,
         "load_s": load_s,
         "warmup_s": warmup_s,

@@ -47,6 +47,12 @@ def group_cpu_s(pgids: list[int]) -> float:
     return ticks / TICK
 
 
+def group_minor_faults(pgids: list[int]) -> int:
+    """Minor page faults of every process in these process groups (memory the allocator gave back and touched
+    again: see constants.SERVER_CPU_MALLOC_ENV)."""
+    return sum(int(f[7]) for pgid in pgids for pid in group_members(pgid) if (f := _stat_fields(pid)) is not None)
+
+
 def system_busy_s() -> float:
     """CPU seconds the whole machine has been busy (all cores), from /proc/stat."""
     parts = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
@@ -112,7 +118,7 @@ def measure(fn: Callable[[], Any], servers: list[int] | None = None) -> tuple[Sa
     (servers: process-group ids of our servers)."""
     pgids = servers or []
     waited = wait_quiet(pgids)
-    threads0 = thread_cpu_s(pgids)
+    threads0, faults0 = thread_cpu_s(pgids), group_minor_faults(pgids)
     s0, c0, k0 = group_cpu_s(pgids), rusage_s(resource.RUSAGE_SELF), rusage_s(resource.RUSAGE_CHILDREN)
     b0 = system_busy_s()
     t0 = time.perf_counter()
@@ -127,6 +133,7 @@ def measure(fn: Callable[[], Any], servers: list[int] | None = None) -> tuple[Sa
     if pgids:  # where the servers' CPU went, by process and thread (the model's computation, HTTP, tokenizing)
         threads = {k: v - threads0.get(k, 0.0) for k, v in thread_cpu_s(pgids).items()}
         extra["server_threads_cpu_s"] = {k: round(v, 2) for k, v in sorted(threads.items()) if v >= 0.5}
+        extra["server_minor_faults"] = group_minor_faults(pgids) - faults0
     return Sample(wall, client, server, children, other, extra), value
 
 

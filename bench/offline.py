@@ -123,7 +123,7 @@ def main() -> int:
         while args.go and not args.go.exists():
             time.sleep(0.005)
 
-    warmup_s, times, cpu, values = timed(run, prompts[:WARMUP_SEQUENCES], prompts, args.repeats, start_signal)
+    warmup_s, times, cpu, values, faults = timed(run, prompts[:WARMUP_SEQUENCES], prompts, args.repeats, start_signal)
 
     result = {
         "mode": args.mode,
@@ -132,6 +132,7 @@ def main() -> int:
         "tokens": sum(len(s) for s in ids),
         "times_s": times,
         "process_cpu_s": cpu,
+        "minor_faults": faults,
         "tokenize_s": tokenize_s,
         "load_s": load_s,
         "warmup_s": warmup_s,

@@ -262,7 +262,8 @@ def subprocess_step(name: str, args: list[str], threads: int) -> dict[str, Any]:
 def subprocess_steps(steps: list[tuple[str, list[str], int, int | None]], go: Path | None = None) -> list[Any]:
     """Steps (name, args, threads, core to pin it to or None) at once; their JSON results. With `go`, each step
     is an offline engine given `--ready` and `--go`: the timed passes start together once every engine is ready."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1")
+    # the servers' allocator settings (launcher): the in-process baselines are measured at their best too
+    env = C.SERVER_CPU_MALLOC_ENV | dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1")
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)
     running = []
     with contextlib.ExitStack() as stack:
@@ -391,7 +392,8 @@ class Bench:
     def offline(self, key: str, args: list[str], threads: int) -> dict[str, Any]:
         """One timed pass of a .venv-server step (a fresh process: load and warm-up are not timed)."""
         sample, res = measure(lambda: subprocess_step(key, [*args, "--repeats", "1"], threads))
-        info = {k: res[k] for k in ("tokens", "load_s", "warmup_s", "tokenize_s", "torch_threads") if k in res}
+        keys = ("tokens", "load_s", "warmup_s", "tokenize_s", "torch_threads", "minor_faults")
+        info = {k: res[k] for k in keys if k in res}
         self.info.setdefault(key, []).append({**info, **sample.extra})
         # background CPU is only known for the whole subprocess: shared out in proportion to the timed pass
         wall, cpu = res["times_s"][0], res["process_cpu_s"][0]
@@ -457,7 +459,8 @@ class Bench:
         walls = [r["times_s"][0] for r in results]
         wall, cpu = max(walls), sum(r["process_cpu_s"][0] for r in results)
         both = Sample(wall, 0.0, 0.0, cpu, sample.other_cpu_s * wall / sample.wall_s)
-        self.add("p5_offline_2engines", both, engines_s=[round(w, 4) for w in walls])
+        faults = [r.get("minor_faults") for r in results]
+        self.add("p5_offline_2engines", both, engines_s=[round(w, 4) for w in walls], engines_minor_faults=faults)
         values = [v[0] for r in results for v in r["values"]]
         order = [p for half in self.halves for p in half]
         client = dict(zip(self.pairs, self.client_reward, strict=True))

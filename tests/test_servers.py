@@ -250,6 +250,9 @@ def test_commands_for_policy_data_parallel_cpu_and_tgi(monkeypatch: pytest.Monke
     assert cpu[cpu.index("--dtype") + 1] == "float32" and "--enforce-eager" in cpu
     env = server_env(demo.serve, 0)
     assert "VLLM_CPU_KVCACHE_SPACE" not in env and env["OMP_NUM_THREADS"] == "1" and env["HF_HUB_OFFLINE"] == "1"
+    assert env["MALLOC_MMAP_THRESHOLD_"] == str(32 * 2**20) and env["MALLOC_TRIM_THRESHOLD_"] == str(2**32)
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")  # the user's own allocator settings win
+    assert server_env(demo.serve, 0)["MALLOC_MMAP_THRESHOLD_"] == "65536"
     tgi = policy.model_copy(update={"serve": policy.serve.model_copy(update={"engine": "tgi"})})
     assert vllm_command("policy", tgi, "http://127.0.0.1:8010", REPO)[:2] == ["bash", str(REPO / "servers" / "tgi.sh")]
     with pytest.raises(ServerError, match="TGI serves causal LMs only"):
@@ -267,6 +270,10 @@ def test_cpus_pins_every_thread_of_the_server(cpu_servers: CpuServers, tmp_path:
             int(tid) for pid in _server_pids(18741) for tid in os.listdir(f"/proc/{pid}/task")
         ]  # every thread vLLM started (torch, OMP, tokenizers) inherits the core set at exec
         assert threads and {frozenset(os.sched_getaffinity(t)) for t in threads} == {frozenset({core})}
+        # the allocator settings reach the server (and through os.environ the engine core it spawns, whose
+        # /proc environ vLLM overwrites with its process title)
+        environ = Path(f"/proc/{info.pid}/environ").read_bytes().split(b"\0")
+        assert f"MALLOC_MMAP_THRESHOLD_={32 * 2**20}".encode() in environ
         with _client() as client:
             body = {"model": "tiny-reward", "input": "Hello", "use_activation": False}
             assert client.post(f"{info.url}/pooling", json=body).status_code == 200
