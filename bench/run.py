@@ -430,16 +430,15 @@ class Bench:
             self.add("p2_naive_client", sample)
         self.checks["naive_vs_client_max_abs_diff"] = max_abs_diff(naive, self.client_reward)
 
-    def reward_in_process(self, pairs_file: Path) -> None:
-        model = str(MODELS / "reward")
-        for threads, key in ((SERVER_THREADS, "p1_offline_1thread"), (len(CORES), "p1_offline_all_cores")):
-            args = ["bench/offline.py", "--mode", "reward", "--model", model, "--input", str(pairs_file)]
-            res = self.offline(key, [*args, "--max-model-len", str(MAX_MODEL_LEN)], threads)
-            self.add(key, res["sample"])
-            self.checks[f"{key}_vs_client_max_abs_diff"] = max_abs_diff(
-                [v[0] for v in res["values"]], self.client_reward
-            )
-        args = ["bench/hf_pipeline.py", "--model", model, "--input", str(pairs_file)]
+    def reward_offline(self, pairs_file: Path, threads: int, key: str) -> None:
+        """vLLM's offline engine over every sequence with `threads` threads (P1's limit)."""
+        args = ["bench/offline.py", "--mode", "reward", "--model", str(MODELS / "reward"), "--input", str(pairs_file)]
+        res = self.offline(key, [*args, "--max-model-len", str(MAX_MODEL_LEN)], threads)
+        self.add(key, res["sample"])
+        self.checks[f"{key}_vs_client_max_abs_diff"] = max_abs_diff([v[0] for v in res["values"]], self.client_reward)
+
+    def hf_pipeline(self, pairs_file: Path) -> None:
+        args = ["bench/hf_pipeline.py", "--model", str(MODELS / "reward"), "--input", str(pairs_file)]
         res = self.offline("p2_hf_pipeline", args, len(CORES))
         self.info["p2_hf_pipeline"][-1].update(
             {k: res[k] for k in ("padded_tokens", "batch_size", "attn_implementation")}
@@ -496,20 +495,22 @@ class Bench:
 
     def repetition(self, rep: int, data: Path, pairs_file: Path) -> None:
         """One of everything, close together in time (the machine's speed drifts; fresh servers and engines each
-        time). The first repetition runs the client first (the other methods' scores are checked against its);
-        later ones reverse the order every other time."""
+        time), the two sides of each ratio back to back: P1's client and engine, P5's two engines and one-thread
+        engine, that engine and P5's one endpoint (with the naive client). The first repetition runs the client
+        first (the other methods' scores are checked against its); later ones reverse the order every other time."""
         log.info("repetition %d of %d", rep + 1, REPEATS)
-        steps: list[Callable[[], None]] = [
+        reward: list[Callable[[], None]] = [
             lambda: self.reward_two_endpoints(data),
-            lambda: self.reward_one_endpoint(data),
-            lambda: self.reward_in_process(pairs_file),
+            lambda: self.reward_offline(pairs_file, len(CORES), "p1_offline_all_cores"),
             lambda: self.offline_two_cores(self.half_files),
-            lambda: self.dpo_servers(data),
-            lambda: self.dpo_in_process(pairs_file),
+            lambda: self.reward_offline(pairs_file, SERVER_THREADS, "p1_offline_1thread"),
+            lambda: self.reward_one_endpoint(data),
+            lambda: self.hf_pipeline(pairs_file),
         ]
+        dpo: list[Callable[[], None]] = [lambda: self.dpo_servers(data), lambda: self.dpo_in_process(pairs_file)]
         if rep % 2:
-            steps = steps[3::-1] + steps[:3:-1]  # in-process before servers, for reward and for DPO
-        for step in steps:
+            reward, dpo = reward[::-1], dpo[::-1]
+        for step in reward + dpo:
             step()
 
     # P4 at full scale ----------------------------------------------------------------------------------------------
