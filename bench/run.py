@@ -21,11 +21,11 @@ at once would slow each other down), each warmed up before it is timed. Every se
       every prompt with the tiny models, where the client's per-request cost is not hidden.
 - P5  the client on two endpoints (P1) vs the same client on one endpoint (one of those servers).
 
-Each repetition measures everything close together (this machine's speed drifts by 15-20 % over minutes), with
-fresh servers and engines, servers and in-process steps swapping order every other time; medians are reported, and
-each repetition's own ratios too. Other processes on the machine skew the numbers: each measurement first waits
-(BENCH_QUIET_WAIT_S, 15 s at most, 120 s per run) for the cores to be quiet, and records how many cores other
-processes used meanwhile.
+Each repetition measures everything close together (this machine's speed drifts by 15-35 % over minutes), with
+fresh servers and engines, the two sides of each ratio back to back and the order reversed every other time;
+medians are reported, and each repetition's own ratios too. Other processes on the machine skew the numbers: each
+measurement first waits (BENCH_QUIET_WAIT_S, 15 s at most, 120 s per run) for the cores to be quiet, and records
+how many cores other processes used meanwhile.
 Writes bench/results.json (raw timings per repetition, machine facts, thread settings, ratios) and prints a table.
 Servers listen on 127.0.0.1:8751-8756 and are recorded in their own state directory (runs/bench/.servers);
 every one is stopped at the end, also on failure, Ctrl-C or SIGTERM. RMBENCH_DATA_DIR as for the client
