@@ -14,6 +14,7 @@ from ..retry import retry_after_seconds, should_retry
 from .base import Endpoint
 
 log = logging.getLogger(__name__)
+JSON_HEADERS = {"content-type": "application/json"}
 
 
 def _server_message(response: httpx.Response) -> str:
@@ -42,8 +43,11 @@ def decode_json(content: bytes) -> Any:
 async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None = None) -> Any:
     """The decoded JSON answer of `method path` on `ep`; RetryableError or SampleError otherwise."""
     url = ep.url.rstrip("/") + path
+    # orjson: the stdlib encoder is several times slower on a request of six long texts
+    content = orjson.dumps(payload) if payload is not None else None
+    headers = ep.headers | JSON_HEADERS if content is not None else ep.headers
     try:
-        response = await ep.client.request(method, url, json=payload, headers=ep.headers)
+        response = await ep.client.request(method, url, content=content, headers=headers)
     except (httpx.TimeoutException, httpx.TransportError) as exc:
         raise RetryableError(f"{url}: {type(exc).__name__}: {str(exc) or 'connection closed'}") from None
     try:

@@ -12,6 +12,7 @@ from asyncio_throttle import Throttler
 
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
+from ..backends.http11 import Http11Transport
 from ..chat_templates import resolve_template
 from ..config import ClientOptions, RoleConfig, RunConfig
 from ..endpoint_pool import EndpointPool
@@ -29,7 +30,9 @@ def make_client(role: RoleConfig, options: ClientOptions) -> httpx.AsyncClient:
     total = len(role.endpoints) * role.concurrency
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
     limits = httpx.Limits(max_connections=total + 8, max_keepalive_connections=total + 8)
-    return httpx.AsyncClient(timeout=timeout, limits=limits, verify=role.verify_tls)
+    # httpx's default transport costs ~2.5 ms of CPU per request at 16 connections (backends/http11.py)
+    transport = Http11Transport(role.verify_tls, options.connect_timeout, options.read_timeout)
+    return httpx.AsyncClient(timeout=timeout, limits=limits, verify=role.verify_tls, transport=transport)
 
 
 def endpoints(name: str, role: RoleConfig, client: httpx.AsyncClient) -> list[Endpoint]:
