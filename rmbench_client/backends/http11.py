@@ -159,9 +159,7 @@ def _request_head(request: httpx.Request, body: bytes) -> bytes:
     return _CRLF.join(lines) + b"\r\n\r\n"
 
 
-def _parse_head(
-    raw: bytes, request: httpx.Request
-) -> tuple[int, list[tuple[bytes, bytes]], bool, int | None, bool]:
+def _parse_head(raw: bytes, request: httpx.Request) -> tuple[int, list[tuple[bytes, bytes]], bool, int | None, bool]:
     lines = raw[:-4].split(_CRLF)
     parts = lines[0].split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):

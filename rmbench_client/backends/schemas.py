@@ -79,20 +79,6 @@ class TokenizeResponse(Shape):
     max_model_len: int | None = None
 
 
-class PromptLogprob(Shape):
-    logprob: Number
-
-
-class CompletionChoice(Shape):
-    index: int = 0
-    prompt_logprobs: list[dict[str, PromptLogprob] | None]
-    prompt_token_ids: list[int] | None = None
-
-
-class CompletionResponse(Shape):
-    choices: list[CompletionChoice]
-
-
 # --- TEI --------------------------------------------------------------------------------------------------------
 class TeiPrediction(Shape):
     score: Number

@@ -1,6 +1,7 @@
 """vLLM: rewards from the pooling runner (`/pooling`), tokenization (`/tokenize`), prompt log-probs
-(`/v1/completions`). Every method is exactly one HTTP request, so the pool's concurrency and rate limit hold
-per request; answers are parsed into the typed models of `schemas`.
+(`/inference/v1/generate`, else `/v1/completions`). Every method is exactly one HTTP request, so the pool's
+concurrency and rate limit hold per request; answers are parsed into the typed models of `schemas`, prompt
+log-probs directly (`token_logprobs`).
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import SampleError, ShapeError
+from ..errors import EndpointError, SampleError, ShapeError
 from .base import Endpoint, Messages
-from .schemas import CompletionChoice, CompletionResponse, ModelList, PoolingResponse, TokenizeResponse, parse
+from .schemas import ModelList, PoolingResponse, TokenizeResponse, parse
 from .transport import request_json
 
 
@@ -69,8 +70,17 @@ class VllmReward(VllmTokenizer):
         return await self.tokenize_text(ep, text, add_special_tokens=False)
 
 
+# vLLM writes a -inf log-prob as this value in its answers (clamp_prompt_logprobs)
+CLAMPED_LOGPROB = -9999.0
+GENERATE_PATH = "/inference/v1/generate"
+# the token-in/token-out endpoint: the actual tokens' log-probs only, no detokenized strings
+GENERATE_PARAMS = {"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0, "detokenize": False}
+
+
 class VllmLogprobs(VllmTokenizer):
-    """Prompt log-probs of token-id sequences or pre-templated texts (`/v1/completions`, prompt_logprobs=0)."""
+    """Prompt log-probs of token-id sequences or pre-templated texts: `/inference/v1/generate` (one sequence per
+    request, `detokenize: false`) on servers started with `--enable-scale-out`, else `/v1/completions`
+    (prompt_logprobs=0, several sequences per request, each log-prob with its detokenized string)."""
 
     max_batch: int | None = None
 
@@ -83,11 +93,48 @@ class VllmLogprobs(VllmTokenizer):
     async def logprobs_of_ids(self, ep: Endpoint, ids: Sequence[list[int]], texts: Sequence[str]) -> list[list[float]]:
         return await self.prompt_logprobs(ep, ids)
 
+    async def has_generate(self, ep: Endpoint) -> bool:
+        """Whether the server answers `/inference/v1/generate` (vLLM started with --enable-scale-out); vLLM
+        without it answers 403, older versions 404."""
+        payload = {"model": ep.model, "token_ids": [1, 1], "sampling_params": GENERATE_PARAMS}
+        try:
+            body = await request_json(ep, "POST", GENERATE_PATH, payload)
+        except EndpointError as exc:
+            if " HTTP 403" in str(exc) or " HTTP 404" in str(exc):
+                return False
+            raise
+        return isinstance(body, dict) and isinstance(body.get("prompt_logprobs"), list)
+
+    async def generate_logprobs(self, ep: Endpoint, ids: list[int]) -> list[float]:
+        """log p(token t | tokens before it) for every token of one sequence after the first."""
+        payload = {"model": ep.model, "token_ids": ids, "sampling_params": GENERATE_PARAMS}
+        body = await request_json(ep, "POST", GENERATE_PATH, payload)
+        where = f"{ep}{GENERATE_PATH}"
+        entries = body.get("prompt_logprobs") if isinstance(body, dict) else None
+        return token_logprobs(ids, entries, where)
+
+    async def render_ids(self, ep: Endpoint, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids of pre-templated texts (no special tokens added), in one request
+        (`/v1/completions/render`, served alongside the generate endpoint)."""
+        payload = {"model": ep.model, "prompt": list(texts), "add_special_tokens": False}
+        where = f"{ep}/v1/completions/render"
+        body = await request_json(ep, "POST", "/v1/completions/render", payload)
+        try:
+            ids = [item["token_ids"] for item in body]
+            ok = len(ids) == len(texts) and all(isinstance(x, list) for x in ids)
+        except (TypeError, KeyError):
+            ok = False
+        if not ok:
+            raise ShapeError(
+                f"{where}: unexpected answer: expected {len(texts)} items with token_ids ({str(body)[:120]})"
+            )
+        return ids
+
     async def prompt_logprobs(self, ep: Endpoint, sequences: Sequence[list[int]]) -> list[list[float]]:
         """log p(token t | tokens before it) for every token after the first (len(seq) - 1 values each)."""
         choices = await self._completions(ep, list(sequences), {})
         where = f"{ep}/v1/completions"
-        return [_token_logprobs(seq, c, where) for seq, c in zip(sequences, choices, strict=True)]
+        return [token_logprobs(seq, c.get("prompt_logprobs"), where) for seq, c in zip(sequences, choices, strict=True)]
 
     async def prompt_logprobs_texts(
         self, ep: Endpoint, texts: Sequence[str]
@@ -97,35 +144,44 @@ class VllmLogprobs(VllmTokenizer):
         where = f"{ep}/v1/completions"
         ids = []
         for c in choices:
-            if c.prompt_token_ids is None:
+            seq = c.get("prompt_token_ids")
+            if not isinstance(seq, list):
                 raise ShapeError(f"{where}: unexpected answer: field choices.prompt_token_ids missing")
-            ids.append(c.prompt_token_ids)
-        return ids, [_token_logprobs(seq, c, where) for seq, c in zip(ids, choices, strict=True)]
+            ids.append(seq)
+        return ids, [token_logprobs(seq, c.get("prompt_logprobs"), where) for seq, c in zip(ids, choices, strict=True)]
 
-    async def _completions(self, ep: Endpoint, prompts: list[Any], extra: dict[str, Any]) -> list[CompletionChoice]:
+    async def _completions(self, ep: Endpoint, prompts: list[Any], extra: dict[str, Any]) -> list[dict[str, Any]]:
         payload = {"model": ep.model, "prompt": prompts, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0}
         body = await request_json(ep, "POST", "/v1/completions", payload | extra)
         where = f"{ep}/v1/completions"
-        choices = parse(CompletionResponse, body, where).choices
+        choices = body.get("choices") if isinstance(body, dict) else None
+        if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+            raise ShapeError(f"{where}: unexpected answer: field choices: not a list of objects ({str(body)[:120]})")
         if len(choices) != len(prompts):
             raise ShapeError(f"{where}: unexpected answer: {len(choices)} choices for {len(prompts)} prompts")
-        return sorted(choices, key=lambda c: c.index)
+        return sorted(choices, key=lambda c: c.get("index", 0))
 
 
-def _token_logprobs(seq: list[int], choice: CompletionChoice, where: str) -> list[float]:
-    """log p(seq[t] | seq[:t]) for t >= 1, looked up by token id (the dict may also hold top-k entries)."""
-    entries = choice.prompt_logprobs
-    if len(entries) != len(seq):
-        raise ShapeError(
-            f"{where}: unexpected answer: prompt_logprobs has {len(entries)} entries for {len(seq)} tokens"
-        )
+def token_logprobs(seq: list[int], entries: Any, where: str) -> list[float]:
+    """log p(seq[t] | seq[:t]) for t >= 1 from vLLM's prompt_logprobs (one {token id: {"logprob": ...}} per
+    position, the first null), looked up by token id. Read directly, not through pydantic: a DPO run reads
+    millions of these, and a model per entry cost more CPU than the rest of the client together."""
+    if not isinstance(entries, list) or len(entries) != len(seq):
+        n = len(entries) if isinstance(entries, list) else "no"
+        raise ShapeError(f"{where}: unexpected answer: prompt_logprobs has {n} entries for {len(seq)} tokens")
     out = []
-    for t, (token, entry) in enumerate(zip(seq[1:], entries[1:], strict=True), 1):
-        found = entry.get(str(token)) if entry is not None else None
-        if found is None:
-            raise ShapeError(f"{where}: unexpected answer: no log-prob for token {token} at position {t}")
-        out.append(found.logprob)
-    return finite(out, where, "log-prob")
+    try:
+        for t in range(1, len(seq)):
+            out.append(entries[t][str(seq[t])]["logprob"])
+    except (KeyError, TypeError, IndexError):
+        raise ShapeError(f"{where}: unexpected answer: no log-prob for token {seq[t]} at position {t}") from None
+    if not all(type(v) is float or type(v) is int for v in out):  # bool is not a number here
+        raise ShapeError(f"{where}: unexpected answer: a log-prob that is not a number ({out[:4]})")
+    # NaN, +-inf and vLLM's stand-in for -inf: never scored, never stored
+    if not all(CLAMPED_LOGPROB < v < math.inf for v in out):
+        bad = [v for v in out if not CLAMPED_LOGPROB < v < math.inf]
+        raise SampleError(f"{where}: the server returned a non-finite log-prob {bad[:8]}")
+    return out
 
 
 async def served_models(ep: Endpoint) -> ModelList:

@@ -107,6 +107,7 @@ class DpoModel:
         self._served = served
         self._warnings: list[str] = []
         self._identity: dict[str, Any] = {"kind": "dpo", "with_reference": self.reference is not None}
+        self.generate: dict[str, bool] = {}  # role -> its servers answer vLLM's token-in/token-out endpoint
 
     @property
     def identity(self) -> dict[str, Any]:
@@ -140,6 +141,7 @@ class DpoModel:
             text = self.template.render(PROBE, False)
             tokens = await self.policy.call(lambda ep: self.backend.tokenize(ep, text))  # type: ignore[attr-defined]
             self.strip = added_bos_text(tokens, text)
+        await self._choose_paths()
         probe = await asyncio.gather(*(pool.call(lambda ep: self._probe_ids(ep)) for pool in self._pools()))
         if len(probe) == 2 and probe[0] != probe[1]:
             raise ConfigError("policy and reference models do not share a tokenizer and chat template")
@@ -155,6 +157,34 @@ class DpoModel:
             role: {"served": self._served[role], "fingerprint": fp} for role, fp in fingerprints.items()
         }
 
+    async def _choose_paths(self) -> None:
+        """Per role: `/inference/v1/generate` where every endpoint answers it, else `/v1/completions`. The
+        identity names the path (`logprobs_path`), so a summary says which one scored the run."""
+        for pool in self._pools():
+            found = False
+            if isinstance(self.backend, VllmLogprobs):
+                vllm = self.backend
+                answers = await asyncio.gather(*(vllm.has_generate(ep) for ep in pool.endpoints))
+                found = all(answers)
+            self.generate[pool.role] = found
+        self._identity["logprobs_path"] = {
+            role: "/inference/v1/generate" if found else "/v1/completions" for role, found in self.generate.items()
+        }
+
+    async def _ids_logprobs(self, pool: EndpointPool, ids: list[list[int]], texts: list[str]) -> list[list[float]]:
+        """The log-probs of token-id sequences on `pool`: one request per sequence on the generate endpoint, else
+        in as few requests as the backend allows."""
+        if self.generate.get(pool.role):
+            vllm = self._vllm()
+            return list(await asyncio.gather(*(pool.call(partial(vllm.generate_logprobs, ids=seq)) for seq in ids)))
+        parts = await asyncio.gather(
+            *(
+                pool.call(partial(self.backend.logprobs_of_ids, ids=ids[s], texts=texts[s]))
+                for s in self._chunks(len(ids))
+            )
+        )
+        return [lp for part in parts for lp in part]
+
     async def _probe_ids(self, ep: Any) -> list[int]:
         if self.template is None:
             assert isinstance(self.backend, VllmLogprobs)
@@ -164,16 +194,18 @@ class DpoModel:
     async def _fingerprints(self) -> dict[str, list[float]]:
         """Every token's log-prob of the probe conversation, per model."""
         text = self._render(PROBE, False) if self.template is not None else None
-        if text is not None:
+        if text is not None and not self.generate.get("policy"):
             ids, (policy,) = await self.policy.call(lambda ep: self.backend.logprobs_of_texts(ep, [text]))
         else:
-            vllm = self._vllm()
-            ids = [await self.policy.call(lambda ep: vllm.tokenize(ep, PROBE, add_generation_prompt=False))]
-            (policy,) = await self.policy.call(lambda ep: vllm.prompt_logprobs(ep, ids))
+            if text is not None:
+                ids = [await self.policy.call(lambda ep: self.backend.tokenize_as_scored(ep, text))]
+            else:
+                vllm = self._vllm()
+                ids = [await self.policy.call(lambda ep: vllm.tokenize(ep, PROBE, add_generation_prompt=False))]
+            (policy,) = await self._ids_logprobs(self.policy, ids, [text or ""])
         out = {"policy": policy}
         if self.reference is not None:
-            texts = [text or ""]
-            (out["reference"],) = await self.reference.call(lambda ep: self.backend.logprobs_of_ids(ep, ids, texts))
+            (out["reference"],) = await self._ids_logprobs(self.reference, ids, [text or ""])
         return out
 
     def _render(self, messages: Messages, add_generation_prompt: bool) -> str:
@@ -192,7 +224,15 @@ class DpoModel:
         return [Unit(json.dumps(c, ensure_ascii=False), c) for c in convs]
 
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
-        if self.template is not None:
+        if self.template is not None and self.generate.get("policy"):
+            # ids first (one request), then policy and reference at once, one request per sequence each
+            texts = [self._render(conversation(ex.prompt), True), *(u.payload for u in units)]
+            vllm = self._vllm()
+            prompt_ids, *fulls = await self.policy.call(lambda ep: vllm.render_ids(ep, texts))
+            policy, reference = await asyncio.gather(
+                self._ids_logprobs(self.policy, fulls, texts[1:]), self._reference(fulls, texts[1:])
+            )
+        elif self.template is not None:
             prompt_text = self._render(conversation(ex.prompt), True)
             texts = [u.payload for u in units]
             prompt_ids, (fulls, policy) = await asyncio.gather(
@@ -208,8 +248,9 @@ class DpoModel:
                     for u in units
                 ),
             )
-            policy = await self.policy.call(lambda ep: vllm.prompt_logprobs(ep, fulls))
-            reference = await self._reference(fulls, [""] * len(fulls))
+            policy, reference = await asyncio.gather(
+                self._ids_logprobs(self.policy, fulls, [""] * len(fulls)), self._reference(fulls, [""] * len(fulls))
+            )
         return self._values(prompt_ids, fulls, policy, reference)
 
     def _chunks(self, n: int) -> list[slice]:
@@ -227,16 +268,9 @@ class DpoModel:
         return [i for ids, _ in parts for i in ids], [lp for _, lps in parts for lp in lps]
 
     async def _reference(self, ids: list[list[int]], texts: list[str]) -> list[list[float]] | None:
-        reference = self.reference
-        if reference is None:
+        if self.reference is None:
             return None
-        parts = await asyncio.gather(
-            *(
-                reference.call(partial(self.backend.logprobs_of_ids, ids=ids[s], texts=texts[s]))
-                for s in self._chunks(len(ids))
-            )
-        )
-        return [lp for part in parts for lp in part]
+        return await self._ids_logprobs(self.reference, ids, texts)
 
     def _values(
         self,

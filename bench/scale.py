@@ -1,0 +1,223 @@
+"""The client's own costs where the server is fast (bench/run.py): P4's tiny-model runs and P7 (client CPU per
+sequence, reward and DPO, profiled with cProfile), P8 (one client on 1, 4 and 16 simulated GPU endpoints,
+bench/sim_server.py), P9 (peak RSS of the client as its own process: a full RM-Bench DPO run and a large
+generated pairwise dataset) and P10 (CPU of a one-prompt run of the command line: the fixed cost per run)."""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import os
+import pstats
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import constants as B
+import yaml
+from harness import DATA_DIR, QUICK, ROOT, SERVER_PY, TINY_MODELS, WORK, client_run, config, log, servers
+from measure import Sample, measure
+
+from rmbench_client.backends import vllm as vllm_backend
+from rmbench_client.config import RunConfig
+from rmbench_client.datasets.files import read_records
+from rmbench_client.datasets.rmbench import files_in
+
+CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
+SIM_TEMPLATE = (  # the simulated endpoints' chat template (bench/sim_server.py `render`)
+    "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}</s>{% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
+
+
+def tiny_models() -> None:
+    subprocess.run([str(SERVER_PY), "servers/build_models.py", "--size", "tiny", "--out", str(TINY_MODELS)],
+                   cwd=ROOT, check=True)  # fmt: skip
+
+
+def profiled(name: str, fn: Any) -> Any:
+    """`fn()` under cProfile; the 30 costliest functions (own time) go to runs/bench/profile-<name>.txt."""
+    prof = cProfile.Profile()
+    value = prof.runcall(fn)
+    with open(WORK / f"profile-{name}.txt", "w") as out:
+        pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(30)
+    return value
+
+
+def tiny_runs(add: Any) -> None:
+    """Every prompt with the tiny models (the first QUICK_SCALE_PROMPTS in a quick run): reward on one endpoint,
+    DPO on two; measured, then once more profiled (the profile is written, the timing kept from the first)."""
+    tiny_models()
+    limit = B.QUICK_SCALE_PROMPTS if QUICK else None
+    port = [B.PORTS[5]]
+    reward = config("reward", DATA_DIR, "client-reward-tiny-scale", port, limit=limit, models=TINY_MODELS)
+    with servers(reward) as started:
+        pgids = [s.pid for s in started]
+        client_run(config("reward", DATA_DIR, "client-reward-tiny-warmup", port, limit=2, models=TINY_MODELS))
+        sample, phases = measure(lambda: client_run(reward), pgids)
+        add("p4_scale_client_tiny", sample, **phases)
+        profiled("reward-tiny", lambda: client_run(reward))
+    ports = list(B.PORTS[1:3])
+    dpo = config("dpo", DATA_DIR, "client-dpo-tiny-scale", ports, limit=limit, models=TINY_MODELS)
+    with servers(dpo) as started:
+        pgids = [s.pid for s in started]
+        client_run(config("dpo", DATA_DIR, "client-dpo-tiny-warmup", ports, limit=2, models=TINY_MODELS))
+        sample, phases = measure(lambda: client_run(dpo), pgids)
+        add("p7_dpo_client_tiny", sample, **phases)
+        profiled("dpo-tiny", lambda: client_run(dpo))
+        peak, cpu = cli_run(dpo, "p9-dpo")
+        add("p9_client_dpo_process", Sample(0.0, cpu, 0.0, 0.0, 0.0), peak_rss_mb=peak)
+        one = config("dpo", DATA_DIR, "client-dpo-tiny-one", ports, limit=1, models=TINY_MODELS)
+        peak, cpu = cli_run(one, "p10-one-prompt")
+        add("p10_client_one_prompt", Sample(0.0, cpu, 0.0, 0.0, 0.0), peak_rss_mb=peak)
+
+
+def cli_run(cfg: RunConfig, name: str, extra: list[str] | None = None) -> tuple[float, float]:
+    """`rmbench-client run` in its own process: (peak RSS in MB, CPU seconds)."""
+    path = WORK / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json", exclude_none=True)), encoding="utf-8")
+    cmd = [str(CLIENT), "run", "--config", str(path), "--fresh", "--no-progress", "--json", *(extra or [])]
+    with open(WORK / f"{name}.log", "wb") as logfile:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=logfile, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{shlex_join(cmd)} exited {proc.returncode}; see {WORK / (name + '.log')}")
+    return usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
+def shlex_join(cmd: list[str]) -> str:
+    import shlex
+
+    return shlex.join(cmd)
+
+
+# --- P8: simulated endpoints ------------------------------------------------------------------------------------
+
+
+def sim_data(copies: int) -> Path:
+    """The RM-Bench files, each prompt `copies` times over (made distinct), for a sustained run."""
+    out = WORK / f"sim-data-{copies}"
+    out.mkdir(parents=True, exist_ok=True)
+    for f in files_in(DATA_DIR):
+        records = read_records(f)
+        many = [
+            {**r, "id": f"{r['id']}-{k}", "prompt": f"{r['prompt']} ({k})" if k else r["prompt"]}
+            for k in range(copies)
+            for r in records
+        ]
+        (out / f.name).write_text(json.dumps(many, ensure_ascii=False), encoding="utf-8")
+    return out
+
+
+@contextmanager
+def sim_endpoints(n: int) -> Iterator[list[str]]:
+    ports = [B.SIM_PORT_BASE + i for i in range(n)]
+    cmd = [sys.executable, str(ROOT / "bench" / "sim_server.py"), "--ports", ",".join(map(str, ports))]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != b"ready":
+            raise RuntimeError(f"{shlex_join(cmd)} did not start")
+        yield [f"http://127.0.0.1:{p}" for p in ports]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def sim_config(urls: list[str], data: Path) -> RunConfig:
+    template = WORK / "sim-template.jinja"
+    template.write_text(SIM_TEMPLATE, encoding="utf-8")
+    return RunConfig.model_validate(
+        {
+            "model": "sim-reward",
+            "type": "reward",
+            "data": str(data),
+            "out": str(WORK / f"client-sim-{len(urls)}"),
+            "roles": {"reward": {"served_model": "sim-reward", "endpoints": urls}},
+            "reward": {"template": str(template)},
+        }
+    )
+
+
+class QueueShare:
+    """Each scoring request's time as the client sees it (from the backend's call, the endpoint slot already
+    held, to the decoded answer) against the time the simulated server held it (`sim_service_s`)."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.server = 0.0
+        self.requests = 0
+        self._saved = vllm_backend.request_json
+
+    def __enter__(self) -> QueueShare:
+        saved = self._saved
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            body = await saved(*args, **kwargs)
+            if isinstance(body, dict) and "sim_service_s" in body:
+                self.total += time.perf_counter() - t0
+                self.server += body["sim_service_s"]
+                self.requests += 1
+            return body
+
+        vllm_backend.request_json = timed  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        vllm_backend.request_json = self._saved  # type: ignore[assignment]
+
+    def share(self) -> float:
+        return (self.total - self.server) / self.total if self.total else 0.0
+
+
+def sim_runs(add: Any) -> None:
+    data = sim_data(B.SIM_QUICK_COPIES if QUICK else B.SIM_COPIES)
+    for n in B.SIM_ENDPOINTS:
+        with sim_endpoints(n) as urls:
+            cfg = sim_config(urls, data)
+            client_run(cfg.model_copy(update={"limit": 4, "out": str(WORK / "client-sim-warmup")}))
+            with QueueShare() as q:
+                sample, phases = measure(lambda cfg=cfg: client_run(cfg))
+            rate = phases["sent"] / phases["scoring_s"]
+            add(f"p8_sim_{n}_endpoints", sample, **phases, sequences_per_s=round(rate, 1),
+                client_queue_share=round(q.share(), 4), requests=q.requests)  # fmt: skip
+            log.info("P8 %d endpoint(s): %.0f sequences/s, %.1f %% of request time in the client", n, rate,
+                     100 * q.share())  # fmt: skip
+
+
+# --- P9: a large pairwise dataset ----------------------------------------------------------------------------------
+
+
+def pairwise_data(prompts: int) -> Path:
+    """A JSONL pairwise dataset of `prompts` records built from RM-Bench's texts (distinct prompts)."""
+    path = WORK / f"pairwise-{prompts}.jsonl"
+    if path.exists():
+        return path
+    rng = random.Random(0)
+    pool = [r for f in files_in(DATA_DIR) for r in read_records(f)]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(prompts):
+            r = pool[rng.randrange(len(pool))]
+            rec = {"id": f"p{i}", "prompt": f"{r['prompt']} #{i}", "chosen": rng.choice(r["chosen"]),
+                   "rejected": rng.choice(r["rejected"]), "subset": r.get("subset") or "default"}  # fmt: skip
+            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return path
+
+
+def pairwise_memory(add: Any) -> None:
+    """Peak RSS of the command line scoring the generated pairwise dataset on 16 simulated endpoints."""
+    prompts = B.PAIRWISE_QUICK_PROMPTS if QUICK else B.PAIRWISE_PROMPTS
+    data = pairwise_data(prompts)
+    with sim_endpoints(16) as urls:
+        cfg = sim_config(urls, data).model_copy(update={"benchmark": "pairwise", "out": str(WORK / "client-pairwise")})
+        t0 = time.perf_counter()
+        peak, cpu = cli_run(cfg, "p9-pairwise")
+        wall = time.perf_counter() - t0
+    add("p9_client_pairwise_process", Sample(wall, cpu, 0.0, 0.0, 0.0), peak_rss_mb=peak, prompts=prompts)
