@@ -40,7 +40,7 @@ test: install
 data: install
 	$(BIN)/rmbench-client data fetch
 
-demo: install
+demo:
 	bash servers/demo.sh
 
 # Builds the bench models itself; BENCH_QUICK=1 for a smoke run, BENCH_REPEATS / BENCH_PROMPTS to change the size.

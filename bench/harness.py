@@ -177,7 +177,7 @@ def client_run(cfg: RunConfig) -> dict[str, Any]:
     runner.load_dataset, runner.write_outputs = timed("load", saved[0]), timed("outputs", saved[1])
     try:
         t0, c0 = time.perf_counter(), rusage_s(resource.RUSAGE_SELF)
-        result = runner.run(cfg, fresh=True, progress=False, figures=False)  # heatmaps: only where asked
+        result = runner.run(cfg, fresh=True, progress=False, heatmaps=False)  # heatmaps: only where asked
         total, cpu = time.perf_counter() - t0, rusage_s(resource.RUSAGE_SELF) - c0
     finally:
         runner.load_dataset, runner.write_outputs = saved

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from rich.table import Table
 
 from . import constants as C
@@ -40,7 +41,7 @@ class RunMeta:
     model_type: str  # reward | dpo | judge | baseline
     dpo_reward: str = "ratio"
     chat_template: str | None = None  # None: the model's own template
-    figures: bool = True  # heatmaps and other images (matplotlib: about 1 s of CPU per run)
+    heatmaps: bool = True  # RM-Bench's heatmap PNGs (matplotlib: about a second per run)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Benchmark:
     parse_record: Callable[[Any, Path, int], Example]  # one data record (file, index) -> validated example
     hub: tuple[HubSource, ...]  # every part downloaded by `data fetch`; () when the data is the user's own
     expected_groups: tuple[str, ...]  # groups a complete run scores (a missing one makes the run partial)
-    score: Callable[..., dict]  # (records, seed=, samples=) -> summary; pure
+    score: Callable[..., dict]  # (records, seed=, samples=, lengths=) -> summary; pure
     sample_line: Callable[[Example, PromptScores], dict[str, Any]]  # one line of samples.jsonl
     # one record of a score file -> its scores, None when the record is in none of this benchmark's layouts
     read_record: Callable[[dict[str, Any], str, int, str | None], PromptScores | None]
@@ -70,6 +71,22 @@ class Benchmark:
     scored_groups: Callable[[dict], list[str]] = field(default=lambda s: [])  # the groups a summary scored
     # a results file's object (subset scores, e.g. eval-set/<model>.json) -> its summary; None: not this benchmark's
     results_summary: Callable[[dict[str, Any], str], dict | None] | None = None
+    # compare's significance: per-prompt values (n, k) whose group means (and the groups' sizes) `headline_numbers`
+    # turns into the headline numbers (compare's columns, plus any finer ones) exactly as `score` aggregates them;
+    # None where a headline number is no function of group means (RewardBench 2's Ties): no significance test
+    prompt_values: Callable[[Sequence[PromptScores]], np.ndarray] | None = None
+    headline_numbers: Callable[[Mapping[str, np.ndarray], Mapping[str, int]], dict[str, np.ndarray]] | None = None
+    # the summary's 95% intervals of the headline numbers (compare's chart, the report page)
+    headline_intervals: Callable[[dict], dict[str, list[float]]] = field(default=lambda s: {})
+    # the report page: the summary as rows (report/table.py), names of a side's responses (RM-Bench styles; empty
+    # for one pair) and the 3x3 matrices
+    summary_rows: Callable[[dict], tuple[list[str], list[dict]]] = field(default=lambda s: ([], []))
+    response_labels: tuple[str, ...] = ()
+    subgroup_field: str = ""  # what an Example's subgroup is: "subdomain" | "section"; "" when it has none
+    matrices: Callable[[dict], dict[str, dict]] = field(default=lambda s: {})  # group -> {"matrix", "n"}
+    # every chosen response is compared with every rejected one (what the report page lists); not RewardBench 2,
+    # which ranks one correct answer among several
+    chosen_vs_rejected: bool = True
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -78,6 +95,14 @@ def _rmbench_groups(summary: dict) -> list[str]:
 
 def _subset_groups(summary: dict) -> list[str]:
     return list(summary.get("subsets", {}))
+
+
+def _rmbench_matrices(summary: dict) -> dict[str, dict]:
+    """Each domain's 3x3 matrix and n, then the overall one (what the report draws as heatmaps)."""
+    panels = {d: v for d, v in summary.get("domains", {}).items() if "matrix" in v}
+    if "matrix" in summary.get("overall", {}):
+        panels["overall"] = summary["overall"]
+    return {name: {"matrix": v["matrix"], "n": v.get("n")} for name, v in panels.items()}
 
 
 def _rmbench_headline(summary: dict) -> list[tuple[str, float | None]]:
@@ -110,12 +135,10 @@ def _pairwise_headline(summary: dict) -> list[tuple[str, float | None]]:
 def _rmbench_files(
     out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Sequence[PromptScores]
 ) -> list[Path]:
-    results = rmbench_files.write_results(out, examples, scores)
-    if not meta.figures:
-        return [results]
     from .report.heatmap import write_heatmaps  # matplotlib: imported only when a run writes its files
 
-    return [*write_heatmaps(summary, out, meta.model), results]
+    heatmaps = write_heatmaps(summary, out, meta.model) if meta.heatmaps else []
+    return [*heatmaps, rmbench_files.write_results(out, examples, scores)]
 
 
 def _rewardbench_files(
@@ -151,6 +174,7 @@ REGISTRY: dict[str, Benchmark] = {
         Benchmark(
             name="rm-bench",
             group_field="domain",
+            subgroup_field="subdomain",
             files_in=rmbench_data.files_in,
             parse_record=rmbench_data.parse_record,
             hub=(HubSource(C.RMBENCH_HUB_REPO, (C.RMBENCH_TOTAL_FILE,)),),
@@ -162,10 +186,17 @@ REGISTRY: dict[str, Benchmark] = {
             headline=_rmbench_headline,
             write_files=_rmbench_files,
             scored_groups=_rmbench_groups,
+            prompt_values=rmbench_scoring.prompt_values,
+            headline_numbers=rmbench_scoring.headline_numbers,
+            headline_intervals=rmbench_scoring.headline_intervals,
+            summary_rows=table.rmbench_rows,
+            response_labels=C.RMBENCH_STYLES,
+            matrices=_rmbench_matrices,
         ),
         Benchmark(
             name="reward-bench",
             group_field="subset",
+            subgroup_field="section",
             files_in=rewardbench_data.files_in,
             parse_record=rewardbench_data.parse_record,
             hub=(
@@ -181,6 +212,10 @@ REGISTRY: dict[str, Benchmark] = {
             write_files=_rewardbench_files,
             scored_groups=_subset_groups,
             results_summary=rewardbench_files.results_summary,
+            prompt_values=rewardbench_scoring.prompt_values,
+            headline_numbers=rewardbench_scoring.headline_numbers,
+            headline_intervals=rewardbench_scoring.headline_intervals,
+            summary_rows=table.rewardbench_rows,
         ),
         Benchmark(
             name="reward-bench-2",
@@ -198,6 +233,7 @@ REGISTRY: dict[str, Benchmark] = {
             judge_mode="rating",
             scored_groups=_subset_groups,
             results_summary=rewardbench2_files.results_summary,
+            chosen_vs_rejected=False,
         ),
         Benchmark(
             name="pairwise",
@@ -213,6 +249,10 @@ REGISTRY: dict[str, Benchmark] = {
             headline=_pairwise_headline,
             write_files=_no_files,
             scored_groups=_subset_groups,
+            prompt_values=pairwise_scoring.prompt_values,
+            headline_numbers=pairwise_scoring.headline_numbers,
+            headline_intervals=pairwise_scoring.headline_intervals,
+            summary_rows=table.pairwise_rows,
         ),
     )
 }

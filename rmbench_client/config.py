@@ -182,20 +182,37 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
+MAIN_ROLE = {"reward": "reward", "dpo": "policy", "judge": "judge"}  # the role a run is named after by default
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """data["a"]["b"]["c"] = value for "a.b.c", creating the mappings on the way."""
+    *path, last = dotted.split(".")
+    for key in path:
+        if data.get(key) is None:  # absent, or an empty YAML section
+            data[key] = {}
+        data = data[key]
+        if not isinstance(data, dict):
+            raise ConfigError(f"{dotted}: {key} is not a mapping in the config")
+    data[last] = value
+
+
 def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """Build the config from an optional YAML file and CLI overrides (None values are ignored)."""
+    """Build the config from an optional YAML file and CLI overrides: dotted keys ("roles.reward.endpoints") set
+    nested values; None values are ignored (only flags actually given override). Without a `model`, a run is named
+    after the served model of its main role."""
     data = read_yaml(path) if path else {}
     for key, value in (overrides or {}).items():
-        if value is None:
-            continue
-        section, _, field = key.partition(".")
-        if field:
-            data[section] = {**(data.get(section) or {}), field: value}
-        else:
-            data[key] = value
+        if value is not None:
+            _set(data, key, value)
     source = str(path) if path else "command line"
     if "model" not in data:
-        raise ConfigError(f"{source}: no model given (set 'model' in the config or pass --model)")
+        role = (data.get("roles") or {}).get(MAIN_ROLE.get(str(data.get("type", "reward")), ""), {})
+        if not isinstance(role, dict) or not role.get("served_model"):
+            raise ConfigError(
+                f"{source}: no model given (set 'model' in the config, or pass --model or --served-model)"
+            )
+        data["model"] = role["served_model"]
     try:
         return RunConfig.model_validate(data)
     except ValidationError as err:

@@ -97,6 +97,7 @@ PAIRWISE_DEFAULT_SUBSET = "default"  # the subset of records that name none
 BOOTSTRAP_SAMPLES = 1000
 BOOTSTRAP_SEED = 0
 CONFIDENCE = 0.95
+PERMUTATIONS = 5000  # paired permutation test of compare: the smallest p-value is 1/5001
 
 # --- data location ----------------------------------------------------------------------------------------------
 DATA_DIR_ENV = "RMBENCH_DATA_DIR"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,11 @@ def prompt_text(prompt: Prompt) -> str:
     if isinstance(prompt, str):
         return prompt
     return "\n\n".join(f"{m['role']}: {m['content']}" for m in prompt)
+
+
+def response_lengths(examples: Iterable[Example]) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Prompt id -> (chosen, rejected) response lengths in characters: the input of the length diagnostics."""
+    return {ex.id: (tuple(map(len, ex.chosen)), tuple(map(len, ex.rejected))) for ex in examples}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from . import constants as C
 from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
 from .errors import ConfigError, EndpointError, RetryableError, SampleError
-from .examples import Example, PromptScores
+from .examples import Example, PromptScores, response_lengths
 from .model_kinds.base import ModelKind, Unit
 from .progress import ProgressBar
 from .run_directory import RunDirectory
@@ -78,12 +78,16 @@ def sample_line(bench: benchmarks.Benchmark, ex: Example, scores: PromptScores) 
     return json.dumps(line, ensure_ascii=False) + "\n"
 
 
-def epoch_identity(identity: dict[str, Any], store: ScoreStore) -> dict[str, Any]:
-    """The identity with each role's (served model, fingerprint) replaced by its epoch in this store."""
-    models = {
-        role: {"served": m["served"], "epoch": store.model_epoch(role, m["served"], m["fingerprint"])}
-        for role, m in identity.get("models", {}).items()
-    }
+def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = True) -> dict[str, Any] | None:
+    """The identity with each role's (served model, fingerprint) replaced by its epoch in this store; with
+    `record` False (a dry run) None when the store has never seen one of the models."""
+    models = {}
+    for role, m in identity.get("models", {}).items():
+        find = store.model_epoch if record else store.known_epoch
+        epoch = find(role, m["served"], m["fingerprint"])
+        if epoch is None:
+            return None
+        models[role] = {"served": m["served"], "epoch": epoch}
     return identity | {"models": models} if models else identity
 
 
@@ -200,7 +204,7 @@ async def score_examples(
         loop.add_signal_handler(sig, on_signal, sig)
     try:
         async with open_model_kind(cfg, bench.judge_mode) as model:
-            outcome.identity = epoch_identity(model.identity, store)
+            outcome.identity = epoch_identity(model.identity, store) or {}
             scoring = _Scoring(model, bench, store, samples)
             scoring_task = asyncio.ensure_future(scoring.run(examples, outcome, progress, in_flight(cfg)))
             try:
@@ -222,8 +226,8 @@ def load_examples(cfg: RunConfig) -> tuple[Dataset, list[Example]]:
     return dataset, dataset.examples[: cfg.limit] if cfg.limit is not None else dataset.examples
 
 
-def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, figures: bool = True) -> RunResult:
-    """The whole run, synchronously (the CLI entry); `figures` False skips the benchmark's images (heatmaps)."""
+def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bool = True) -> RunResult:
+    """The whole run, synchronously (the CLI entry)."""
     bench = benchmarks.get(cfg.benchmark)
     dataset, examples = load_examples(cfg)
     with RunDirectory(cfg.out_dir()) as run_dir:
@@ -238,7 +242,7 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, figures: boo
         for warning in outcome.warnings:
             log.warning("%s", warning)
         facts = RunFacts(cfg, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted)
-        summary = write_outputs(run_dir, bench, facts, outcome.scores, figures)
+        summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
     return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, outcome.signal)
 
 
@@ -247,7 +251,7 @@ def write_outputs(
     bench: benchmarks.Benchmark,
     facts: RunFacts,
     by_id: dict[str, PromptScores],
-    figures: bool = True,
+    heatmaps: bool = True,
 ) -> dict:
     """samples.jsonl in dataset order, failures.jsonl, summary.json and the benchmark's own files."""
     examples = {ex.id: ex for ex in facts.examples}
@@ -255,14 +259,14 @@ def write_outputs(
     run_dir.write_text(C.SAMPLES_FILE, "".join(sample_line(bench, examples[s.id], s) for s in scores))
     failures = "".join(json.dumps({"id": rid, "reason": r}) + "\n" for rid, r in facts.failures.items())
     run_dir.write_text(C.FAILURES_FILE, failures)
-    numbers = bench.score(scores, seed=facts.cfg.seed) if scores else {"benchmark": bench.name}
+    lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
+    numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths) if scores else {"benchmark": bench.name}
     summary = finish_summary(numbers, facts, len(scores))
     run_dir.write_json(C.SUMMARY_FILE, summary)
     if scores:
         cfg = facts.cfg
         template = cfg.reward.template if cfg.type == "reward" else cfg.dpo.template
-        meta = benchmarks.RunMeta(
-            cfg.model, cfg.type, cfg.dpo.reward, None if template in ("server", "ids") else template, figures
-        )
+        own = None if template in ("server", "ids") else template  # reward-bench's chat_template: "tokenizer"
+        meta = benchmarks.RunMeta(cfg.model, cfg.type, cfg.dpo.reward, own, heatmaps)
         bench.write_files(run_dir.path, meta, summary, examples, scores)
     return summary

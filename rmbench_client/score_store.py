@@ -32,7 +32,10 @@ def unit_key(prefix: str, material: str) -> str:
 class ScoreStore:
     """Append-only key -> value store; a `kill -9` loses at most the results not yet returned."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
+        if read_only:  # a look at an existing store (`run --dry-run`, `status`): nothing is created or written
+            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         # autocommit mode: every put is its own durable transaction.
         self._db = sqlite3.connect(path, isolation_level=None)
@@ -59,16 +62,21 @@ class ScoreStore:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO scores (key, value) VALUES (?, ?)", rows)
 
+    def known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
+        """The recorded epoch of this model, or None when the store has never seen it."""
+        query = "SELECT epoch, fingerprint FROM models WHERE role = ? AND served = ?"
+        for epoch, fp in self._db.execute(query, (role, json.dumps(served, sort_keys=True))).fetchall():
+            if fingerprints_match(fingerprint, json.loads(fp)):
+                return str(epoch)
+        return None
+
     def model_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str:
         """The epoch of the model a role's servers report: an earlier one when identity and fingerprint match,
         else a new one (recorded). Keys made with another epoch are never read for this model."""
+        known = self.known_epoch(role, served, fingerprint)
+        if known is not None:
+            return known
         served_json = json.dumps(served, sort_keys=True)
-        rows = self._db.execute(
-            "SELECT epoch, fingerprint FROM models WHERE role = ? AND served = ?", (role, served_json)
-        )
-        for epoch, fp in rows.fetchall():
-            if fingerprints_match(fingerprint, json.loads(fp)):
-                return str(epoch)
         count = self._db.execute("SELECT COUNT(*) FROM models").fetchone()[0]
         epoch = hashlib.sha256(f"{role}\0{served_json}\0{fingerprint}\0{count}".encode()).hexdigest()[:16]
         with self._db:

@@ -25,7 +25,7 @@ from hub_schemas import (
 from hub_standin import serve_hub
 
 from rmbench_client import constants as C
-from rmbench_client.data_cli import inventory
+from rmbench_client.cli.data import inventory
 from rmbench_client.datasets import hub, load_dataset
 
 CLI = str(Path(sys.executable).with_name("rmbench-client"))

@@ -105,7 +105,8 @@ def test_judge_errors(status, error):
 
 
 @pytest.mark.server
-def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path):
+@pytest.mark.parametrize("order", ["random", "both"])
+def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path, order):
     """The tiny policy model as a judge: requests go through, its answers hold no verdict, so every
     comparison scores 0.5 and is counted; the per-sample file re-scores to the same summary."""
     records = json.loads((require_rmbench() / "chat_filtered.json").read_text())
@@ -120,7 +121,7 @@ def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path):
             "model": "tiny-judge",
             "type": "judge",
             "roles": {"judge": judge_role},
-            "judge": {"max_tokens": 8},
+            "judge": {"max_tokens": 8, "order": order},
             "data": str(data),
             "out": str(tmp_path / "run"),
         }
@@ -130,7 +131,10 @@ def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path):
     assert result.all_scored and result.sent_sequences == len(pairs)  # each distinct comparison asked once
     chat = result.summary["domains"]["chat"]
     assert chat["easy"] == chat["normal"] == chat["hard"] == 0.5
-    assert result.summary["warnings"] == ["18 judge answer(s) held no verdict and were scored 0.5"]
+    answers = 18 * (2 if order == "both" else 1)  # both orders: every pair asked twice
+    assert result.summary["warnings"] == [f"{answers} judge answer(s) held no verdict and were scored 0.5"]
+    details = json.loads((result.out_dir / "samples.jsonl").read_text().splitlines()[0])["details"]["answers"]
+    assert len(details) == 9 and all(isinstance(a, list if order == "both" else str) for a in details)
     lines = [json.loads(line) for line in (result.out_dir / "samples.jsonl").read_text().splitlines()]
     assert len(lines) == 2 and lines[0]["results"] == [[0.5] * 3] * 3
     rescored = subprocess.run([CLI, "score", str(result.out_dir / "samples.jsonl"), "--json"], capture_output=True)

@@ -12,9 +12,10 @@ import pytest
 from rich.console import Console
 
 from rmbench_client import constants as C
+from rmbench_client.cli.compare import add_compare_parser, cmd_compare
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.report.compare import add_compare_parser, bar_chart, cmd_compare, load_runs, render
+from rmbench_client.report.compare import bar_chart, load_runs, render
 from rmbench_client.report.heatmap import write_heatmaps
 from rmbench_client.scoring import score
 
@@ -200,3 +201,16 @@ def test_compare_rejects_mixed_benchmarks_and_bad_paths(tmp_path):
     empty = run_dir(tmp_path, "empty", "z", {"benchmark": "rm-bench"})
     with pytest.raises(DataError, match="scored no prompt"):
         load_runs([str(empty)])
+
+
+def test_a_partial_summary_is_printed_as_partial():
+    from rmbench_client.report.table import print_summary
+
+    summary = score("rm-bench", rmbench_scores(7)) | {"complete": False, "partial": ["no data for domain(s) math"]}
+    buf = io.StringIO()
+    print_summary(summary, "m on rm-bench", Console(file=buf, width=150))
+    out = buf.getvalue()
+    assert "m on rm-bench — partial" in out and "partial: no data for domain(s) math" in out
+    buf = io.StringIO()
+    print_summary(summary | {"complete": True, "partial": []}, "m on rm-bench", Console(file=buf, width=150))
+    assert "partial" not in buf.getvalue()

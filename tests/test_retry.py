@@ -5,22 +5,21 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
-import math
 import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
+from helpers_http import Recorder
 
 import rmbench_client.endpoint_pool as scheduler
 from rmbench_client import constants as C
 from rmbench_client import retry
 from rmbench_client.backends.base import Endpoint
-from rmbench_client.backends.transport import decode_json, request_json
-from rmbench_client.backends.vllm import VllmLogprobs, VllmReward
+from rmbench_client.backends.transport import request_json
 from rmbench_client.endpoint_pool import EndpointPool
-from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
+from rmbench_client.errors import EndpointError, RetryableError, SampleError
 
 pytestmark = pytest.mark.timeout(60)
 URL = "http://rm.test"
@@ -39,24 +38,6 @@ def no_backoff(monkeypatch) -> list[float]:
 
     monkeypatch.setattr(scheduler, "retry_delay", instant)
     return chosen
-
-
-class Recorder(httpx.AsyncBaseTransport):
-    """MockTransport that remembers every request and every response it handed out."""
-
-    def __init__(self, handler: Callable[[httpx.Request], Any]) -> None:
-        self._mock = httpx.MockTransport(handler)
-        self.requests: list[httpx.Request] = []
-        self.responses: list[httpx.Response] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        response = await self._mock.handle_async_request(request)
-        self.responses.append(response)
-        return response
-
-    def all_closed(self) -> bool:
-        return all(r.is_closed for r in self.responses)
 
 
 def failing_then_ok(failures: int, mode: str) -> Callable[[httpx.Request], httpx.Response]:
@@ -231,174 +212,3 @@ def test_retry_after_seconds_forms():
     assert seconds is not None and 27.0 <= seconds <= 30.5
     past = email.utils.formatdate(time.time() - 100, usegmt=True)
     assert retry.retry_after_seconds(httpx.Headers({"Retry-After": past})) == 0.0
-
-
-# --- vLLM response parsing ---------------------------------------------------------------------------------------
-
-
-async def _with_endpoint(handler: Callable[[httpx.Request], httpx.Response], fn: Callable[[Endpoint], Any]) -> Any:
-    transport = Recorder(handler)
-    async with httpx.AsyncClient(transport=transport) as client:
-        result = await fn(Endpoint(URL, "rm", client))
-    assert transport.all_closed()
-    return result, transport.requests
-
-
-def answer(body: Any = None, raw: bytes | None = None) -> Callable[[httpx.Request], httpx.Response]:
-    if raw is not None:
-        return lambda request: httpx.Response(200, content=raw, headers={"content-type": "application/json"})
-    return lambda request: httpx.Response(200, json=body)
-
-
-CONV = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
-
-
-@pytest.mark.parametrize(
-    ("data", "expected"),
-    [(1.5, [1.5]), ([1.5], [1.5]), ([[1.5]], [1.5]), ([[0.25, -2.0]], [0.25, -2.0]), ([3, 4], [3.0, 4.0])],
-)
-def test_pooling_shapes(data, expected):
-    result, requests = asyncio.run(
-        _with_endpoint(
-            answer({"data": [{"index": 0, "data": data}]}), lambda ep: VllmReward().rewards_for_messages(ep, CONV)
-        )
-    )
-    assert result == expected
-    sent = json.loads(requests[0].content)
-    assert requests[0].url.path == "/pooling"
-    assert sent["messages"] == CONV and sent["model"] == "rm" and sent["use_activation"] is False
-
-
-def test_pooling_batch_of_ids():
-    body = {"data": [{"data": [[1.0]]}, {"data": [[2.0]]}]}
-    result, requests = asyncio.run(
-        _with_endpoint(answer(body), lambda ep: VllmReward().rewards_for_inputs(ep, [[1, 2], [3]]))
-    )
-    assert result == [[1.0], [2.0]]
-    assert json.loads(requests[0].content)["input"] == [[1, 2], [3]]
-
-
-@pytest.mark.parametrize("raw", [b'{"data": [{"data": NaN}]}', b'{"data": [{"data": [[Infinity]]}]}'])
-def test_pooling_non_finite_is_sample_error(raw):
-    with pytest.raises(SampleError, match="non-finite"):
-        asyncio.run(_with_endpoint(answer(raw=raw), lambda ep: VllmReward().rewards_for_messages(ep, CONV)))
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        {"data": [{"data": "x"}]},
-        {"data": [{"data": []}]},
-        {"data": [{"data": True}]},
-        {"data": []},
-        {"object": "error"},
-    ],
-)
-def test_pooling_malformed_is_a_shape_error_naming_the_field(body):
-    with pytest.raises(ShapeError, match=r"http://rm.test/pooling: unexpected answer: (field data|0 results)"):
-        asyncio.run(_with_endpoint(answer(body), lambda ep: VllmReward().rewards_for_messages(ep, CONV)))
-
-
-def test_malformed_pooling_answer_fails_after_one_try(no_backoff):
-    """Deterministic: the same request would get the same answer; the endpoint stays in."""
-    transport = Recorder(lambda request: httpx.Response(200, json={"data": [{"data": "x"}]}))
-
-    async def go() -> EndpointPool:
-        async with httpx.AsyncClient(transport=transport) as client:
-            pool = EndpointPool("reward", [Endpoint(URL, "rm", client)], eject_after=1)
-            try:
-                with pytest.raises(ShapeError, match="field data.0.data"):
-                    await pool.call(lambda ep: VllmReward().rewards_for_messages(ep, CONV))
-            finally:
-                await pool.aclose()
-            return pool
-
-    pool = asyncio.run(go())
-    assert len(transport.requests) == 1 and pool.retries == 0 and no_backoff == []
-    assert all(s.healthy for s in pool._states)
-
-
-def test_pooling_wrong_count_is_a_shape_error():
-    with pytest.raises(ShapeError, match="1 results for 2 inputs"):
-        asyncio.run(
-            _with_endpoint(
-                answer({"data": [{"data": 1.0}]}), lambda ep: VllmReward().rewards_for_inputs(ep, [[1], [2]])
-            )
-        )
-
-
-def _entry(token: int, logprob: float, **others: float) -> dict[str, Any]:
-    out = {str(token): {"logprob": logprob, "rank": 3, "decoded_token": "t"}}
-    out.update({k: {"logprob": v, "rank": 1, "decoded_token": "o"} for k, v in others.items()})
-    return out
-
-
-def test_prompt_logprobs_looked_up_by_token_id():
-    # vLLM: first entry None; each dict holds the prompt token and may hold a more likely top-k token too.
-    body = {
-        "choices": [
-            {"index": 1, "prompt_logprobs": [None, _entry(9, -0.75)]},
-            {"index": 0, "prompt_logprobs": [None, _entry(20, -1.5, **{"7": -0.1}), _entry(30, -2.25, **{"31": -0.2})]},
-        ]
-    }
-    result, requests = asyncio.run(
-        _with_endpoint(answer(body), lambda ep: VllmLogprobs().prompt_logprobs(ep, [[10, 20, 30], [8, 9]]))
-    )
-    assert result == [[-1.5, -2.25], [-0.75]]
-    sent = json.loads(requests[0].content)
-    assert sent["prompt"] == [[10, 20, 30], [8, 9]] and sent["prompt_logprobs"] == 0 and sent["max_tokens"] == 1
-
-
-@pytest.mark.parametrize(
-    "entries",
-    [
-        [None, {"20": {"logprob": -1.0}}],  # one entry short
-        [None, {"20": {"logprob": -1.0}}, {"30": {"logprob": -1.0}}, {"40": {"logprob": -1.0}}],  # one too many
-        [None, {"21": {"logprob": -1.0}}, {"30": {"logprob": -1.0}}],  # token 20 absent
-        None,
-    ],
-)
-def test_prompt_logprobs_bad_entries_are_shape_errors(entries):
-    body = {"choices": [{"index": 0, "prompt_logprobs": entries}]}
-    with pytest.raises(ShapeError, match="/v1/completions: unexpected answer"):
-        asyncio.run(_with_endpoint(answer(body), lambda ep: VllmLogprobs().prompt_logprobs(ep, [[10, 20, 30]])))
-
-
-def test_prompt_logprobs_wrong_number_of_choices_is_a_shape_error():
-    body = {"choices": [{"index": 0, "prompt_logprobs": [None, _entry(2, -1.0)]}]}
-    with pytest.raises(ShapeError, match="1 choices for 2 prompts"):
-        asyncio.run(_with_endpoint(answer(body), lambda ep: VllmLogprobs().prompt_logprobs(ep, [[1, 2], [1, 2]])))
-
-
-@pytest.mark.parametrize("value", [b"NaN", b"-Infinity"])
-def test_prompt_logprobs_non_finite_is_a_sample_error(value):
-    raw = b'{"choices": [{"index": 0, "prompt_logprobs": [null, {"2": {"logprob": ' + value + b"}}]}]}"
-    with pytest.raises(SampleError, match="non-finite log-prob") as info:
-        asyncio.run(_with_endpoint(answer(raw=raw), lambda ep: VllmLogprobs().prompt_logprobs(ep, [[1, 2]])))
-    assert type(info.value) is SampleError  # recorded as the sample's failure, never stored
-
-
-def test_tokenize_parsing():
-    result, requests = asyncio.run(
-        _with_endpoint(
-            answer({"tokens": [1, 5, 9], "count": 3}),
-            lambda ep: VllmLogprobs().tokenize(ep, CONV, add_generation_prompt=False),
-        )
-    )
-    assert result == [1, 5, 9]
-    assert json.loads(requests[0].content)["add_generation_prompt"] is False
-    with pytest.raises(ShapeError, match="field tokens.0"):
-        asyncio.run(
-            _with_endpoint(
-                answer({"tokens": ["a"]}), lambda ep: VllmLogprobs().tokenize(ep, CONV, add_generation_prompt=True)
-            )
-        )
-
-
-def test_decode_json_reads_strict_json_fast_and_nan_as_the_stdlib_does() -> None:
-    entries = [None] + [{str(t): {"logprob": -t / 7, "rank": 1, "decoded_token": "é"}} for t in range(1, 500)]
-    raw = json.dumps({"choices": [{"index": 0, "prompt_logprobs": entries}]}).encode()
-    assert decode_json(raw) == json.loads(raw)
-    assert math.isnan(decode_json(b'{"data": NaN}')["data"])
-    with pytest.raises(json.JSONDecodeError):
-        decode_json(b"<html>busy</html>")

@@ -353,3 +353,10 @@ def test_rerun_resumes_from_store(tmp_path):
     assert len(samples) == 798
     fresh = run(cfg, fresh=True, progress=False)
     assert fresh.sent_sequences == len(distinct)
+
+
+def test_a_run_writes_heatmaps_unless_told_not_to(tmp_path):
+    with_maps = run(baseline_config("baseline:longer", tmp_path / "maps", limit=20), progress=False)
+    assert sorted(p.name for p in with_maps.out_dir.glob("heatmap-*.png"))[-1] == "heatmap-overall.png"
+    without = run(baseline_config("baseline:longer", tmp_path / "none", limit=20), progress=False, heatmaps=False)
+    assert not list(without.out_dir.glob("heatmap-*.png")) and (without.out_dir / "rmbench-results.json").is_file()

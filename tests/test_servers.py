@@ -322,3 +322,56 @@ def test_every_shipped_config_is_valid(path: Path) -> None:
 def test_two_endpoint_cpu_config_pins_one_server_per_core() -> None:
     role = load_config(REPO / "configs" / "cpu-two-endpoints.yaml").roles["reward"]
     assert role.serve is not None and role.serve.cpus == ["0", "1"] and len(role.endpoints) == 2
+
+
+def _outside_address() -> str | None:
+    """This machine's address on its network (not loopback), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(("10.255.255.255", 1))  # no packet is sent: this only picks the outgoing interface
+        except OSError:
+            return None
+        address: str = sock.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
+def test_serve_refuses_a_server_reachable_from_outside_without_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RMBENCH_API_KEY", raising=False)
+    cfg = load_config(REPO / "configs" / "cpu-demo.yaml")
+    outside = with_ports(cfg, {"reward": port(61)})
+    role = outside.roles["reward"].model_copy(update={"endpoints": [f"http://192.0.2.99:{port(61)}"]})
+    outside = outside.model_copy(update={"roles": {"reward": role}})
+    with pytest.raises(ServerError, match="not a loopback address.*RMBENCH_API_KEY"):
+        start_servers(outside, repo_root=REPO, state_dir=tmp_path)
+    assert not (tmp_path / "state.json").exists()  # refused before anything started
+    monkeypatch.setenv("RMBENCH_API_KEY", "sk-serve-3b1f")
+    assert role.serve is not None
+    assert server_env(role.serve, 0, api_key=role.api_key("reward"))["VLLM_API_KEY"] == "sk-serve-3b1f"
+    assert "sk-serve-3b1f" not in " ".join(server_command("reward", role, role.endpoints[0], REPO))
+
+
+@pytest.mark.server
+def test_a_served_key_is_required_and_never_written(
+    cpu_servers: CpuServers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    address = _outside_address()
+    if address is None:
+        pytest.skip("this machine has no network address besides loopback")
+    secret = "sk-serve-" + "9c41d7e2"
+    monkeypatch.setenv("RMBENCH_API_KEY", secret)
+    cfg = with_ports(cpu_servers.config, {"reward": port(62)})
+    role = cfg.roles["reward"].model_copy(update={"endpoints": [f"http://{address}:{port(62)}"]})
+    cfg = cfg.model_copy(update={"roles": {"reward": role}})
+    (info,) = start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
+    try:
+        with _client() as client:
+            assert client.get(f"{info.url}/v1/models").status_code == 401  # the key is required
+            auth = {"Authorization": f"Bearer {secret}"}
+            assert client.get(f"{info.url}/v1/models", headers=auth).status_code == 200
+        for path in tmp_path.rglob("*"):
+            if path.is_file():
+                assert secret.encode() not in path.read_bytes(), path  # state.json, the server's log
+    finally:
+        stop_servers(tmp_path)

@@ -15,8 +15,8 @@ from pathlib import Path
 from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
+from .fields import rename
 from .files import read_records, record_name
-from .records import rename
 
 log = logging.getLogger(__name__)
 

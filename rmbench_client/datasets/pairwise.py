@@ -15,7 +15,7 @@ from typing import Any
 from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
-from . import records as R
+from . import fields as check
 from .files import data_files, record_name
 
 
@@ -30,15 +30,15 @@ def parse_record(record: Any, path: Path, index: int) -> Example:
     subset = record.get("subset", C.PAIRWISE_DEFAULT_SUBSET)
     if not isinstance(subset, str) or not subset.strip():
         raise DataError(f"{where}: 'subset' must be a non-empty string")
-    rid = R.ident(record["id"], where) if record.get("id") is not None else str(index)
+    rid = check.ident(record["id"], where) if record.get("id") is not None else str(index)
     extra = {k: v for k, v in record.items() if k not in ("id", "prompt", "chosen", "rejected", "subset")}
     return Example(
         id=rid,
         benchmark="pairwise",
         group=subset,
-        prompt=R.prompt(record["prompt"], where),
-        chosen=(R.text(record["chosen"], where, "chosen"),),
-        rejected=(R.text(record["rejected"], where, "rejected"),),
+        prompt=check.prompt(record["prompt"], where),
+        chosen=(check.text(record["chosen"], where, "chosen"),),
+        rejected=(check.text(record["rejected"], where, "rejected"),),
         extra=extra,
     )
 

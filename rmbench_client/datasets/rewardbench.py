@@ -18,7 +18,7 @@ from typing import Any
 from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
-from . import records as R
+from . import fields as check
 from .files import data_files, record_name
 
 PRIOR_SPLITS = frozenset(C.REWARDBENCH_PRIOR_SUBSETS) | frozenset(C.REWARDBENCH_PRIOR_OTHER_SPLITS)
@@ -50,12 +50,12 @@ def parse_record(record: Any, path: Path, index: int) -> Example:
         subset = split
         if "subset" in record:
             extra["subsubset"] = record["subset"]
-        ident = f"{split}/{R.ident(record['id'], where)}"
+        ident = f"{split}/{check.ident(record['id'], where)}"
     else:
         subset = record["subset"]
         if subset not in KNOWN_SUBSETS:
             raise DataError(f"{where}: unknown subset {subset!r}")
-        ident = R.ident(record["id"], where)
+        ident = check.ident(record["id"], where)
         if subset in PRIOR_SPLITS and "/" not in ident:
             ident = f"{subset}/{ident}"  # a merged file of prior sets: the same id scheme as per-split files
     return Example(
@@ -63,9 +63,9 @@ def parse_record(record: Any, path: Path, index: int) -> Example:
         benchmark="reward-bench",
         group=subset,
         subgroup=_SECTION_OF.get(subset, ""),
-        prompt=R.prompt(record["prompt"], where),
-        chosen=(R.text(record["chosen"], where, "chosen"),),
-        rejected=(R.text(record["rejected"], where, "rejected"),),
+        prompt=check.prompt(record["prompt"], where),
+        chosen=(check.text(record["chosen"], where, "chosen"),),
+        rejected=(check.text(record["rejected"], where, "rejected"),),
         extra=extra,
     )
 

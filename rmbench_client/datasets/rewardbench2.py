@@ -19,7 +19,7 @@ from typing import Any
 from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
-from . import records as R
+from . import fields as check
 from .files import data_files, record_name
 
 FIELDS = ("id", "prompt", "chosen", "rejected", "num_correct", "num_incorrect", "total_completions", "subset")
@@ -45,10 +45,10 @@ def parse_record(record: Any, path: Path, index: int) -> Example:
     subset = record["subset"]
     if subset not in C.REWARDBENCH2_SUBSETS:
         raise DataError(f"{where}: unknown subset {subset!r} (known: {', '.join(C.REWARDBENCH2_SUBSETS)})")
-    rid = R.ident(record["id"], where)
-    chosen = R.texts(record["chosen"], where, "chosen")
-    rejected = R.texts(record["rejected"], where, "rejected")
-    counts = {k: R.count(record[k], where, k) for k in ("num_correct", "num_incorrect", "total_completions")}
+    rid = check.ident(record["id"], where)
+    chosen = check.texts(record["chosen"], where, "chosen")
+    rejected = check.texts(record["rejected"], where, "rejected")
+    counts = {k: check.count(record[k], where, k) for k in ("num_correct", "num_incorrect", "total_completions")}
     expected = {"num_correct": len(chosen), "num_incorrect": len(rejected)}
     expected["total_completions"] = len(chosen) + len(rejected)
     for key, value in expected.items():
@@ -65,7 +65,7 @@ def parse_record(record: Any, path: Path, index: int) -> Example:
         id=rid,
         benchmark="reward-bench-2",
         group=subset,
-        prompt=R.prompt(record["prompt"], where),
+        prompt=check.prompt(record["prompt"], where),
         chosen=chosen,
         rejected=rejected,
         extra={"models": models} if models is not None else {},

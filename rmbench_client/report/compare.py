@@ -7,21 +7,21 @@ result is complete — an incomplete run is marked "partial" so that it never pa
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
-import sys
+import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
 from .. import benchmarks
 from .. import constants as C
 from ..errors import DataError
 from ..scoring.rmbench import LEVELS
+from . import differences
+from .formatting import percent, pyplot
 
 Run = tuple[str, dict]
 Cell = str | float | None  # the name column, else a fraction in [0, 1] or None where the run has no value
@@ -93,92 +93,103 @@ def notes(runs: list[Run]) -> list[str]:
     return out
 
 
-def _pct(value: Cell, digits: int = 1) -> str:
-    if value is None or isinstance(value, str):
-        return "" if value is None else value
-    return f"{100 * value:.{digits}f}"
+def _cell(value: Cell, digits: int = 1) -> str:
+    return value if isinstance(value, str) else percent(value, digits=digits)
 
 
-def render(runs: list[Run], fmt: str) -> str | Table:
-    """The comparison as a rich Table (`table`), or Markdown / CSV text."""
+def render(runs: list[Run], fmt: str, diffs: dict | None = None) -> str | Table:
+    """The comparison as a rich Table (`table`), or Markdown / CSV text; with `diffs` (report/differences.py)
+    Markdown gains the table of differences and CSV their columns (the terminal prints that table itself)."""
     header, rows = compare_rows(runs)
     if fmt == "table":
         table = Table(title=f"{runs[0][1]['benchmark']} (percent)")
         for i, col in enumerate(header):
             table.add_column(col, justify="left" if i == 0 else "right")
         for row in rows:
-            table.add_row(*(_pct(v) if i else str(v) for i, v in enumerate(row)))
+            table.add_row(*(_cell(v) if i else str(v) for i, v in enumerate(row)))
         return table
     if fmt == "markdown":
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join([" --- "] + [" ---: "] * (len(header) - 1)) + "|"]
         for row in rows:
-            cells = [str(row[0]).replace("|", "\\|"), *(_pct(v) or "–" for v in row[1:])]
+            cells = [str(row[0]).replace("|", "\\|"), *(_cell(v) or "–" for v in row[1:])]
             lines.append("| " + " | ".join(cells) + " |")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n" + (differences.markdown(diffs) if diffs else "")
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow([row[0], *(_pct(v, 2) for v in row[1:])])
+        writer.writerow(header + (differences.csv_header(diffs) if diffs else []))
+        for k, row in enumerate(rows):
+            extra = differences.csv_cells(diffs, k) if diffs else []
+            writer.writerow([row[0], *(_cell(v, 2) for v in row[1:]), *extra])
         return buf.getvalue()
     raise DataError(f"unknown format {fmt!r} (table, markdown, csv)")
 
 
-def bar_chart(runs: list[Run], path: str | Path) -> Path:
-    """A grouped bar chart PNG: RM-Bench easy/normal/hard/avg, RewardBench sections and score; bars per model."""
-    import matplotlib
+@dataclass(frozen=True)
+class Bars:
+    """One run's bars in the chart: percents, the 95% interval of each (NaN where unknown), and the labels."""
 
-    matplotlib.use("Agg")  # no display: files only
-    import matplotlib.pyplot as plt
+    name: str
+    values: list[float]
+    intervals: list[tuple[float, float]]
+    labels: list[str]  # the value, with "*" where it differs significantly from the first run's
+
+
+def chart_bars(runs: list[Run], diffs: dict | None = None) -> tuple[list[str], list[Bars]]:
+    """The chart's groups (RM-Bench: the overall levels; elsewhere every headline number) and each run's bars."""
+    header, rows = compare_rows(runs)
+    overall = [*LEVELS, "avg"]
+    groups = [g for g in overall if g in header] if "hard" in header else header[1 : -len(STATUS)]
+    bench = benchmarks.of_summary(runs[0][1], runs[0][0])
+    out = []
+    for k, row in enumerate(rows):
+        values = [
+            100 * float(v) if isinstance(v, int | float) else math.nan for v in (row[header.index(g)] for g in groups)
+        ]
+        known = bench.headline_intervals(runs[k][1])
+        intervals = [(100 * known[g][0], 100 * known[g][1]) if g in known else (math.nan, math.nan) for g in groups]
+        marks = diffs["differences"][k - 1] if diffs and k else {}
+        labels = [
+            "" if math.isnan(v) else f"{v:.1f}" + ("*" if marks.get(g, {}).get("significant") else "")
+            for v, g in zip(values, groups, strict=True)
+        ]
+        out.append(Bars(str(row[0]), values, intervals, labels))
+    return groups, out
+
+
+def bar_chart(runs: list[Run], path: str | Path, diffs: dict | None = None) -> Path:
+    """A grouped bar chart PNG of `chart_bars`: bars per model, each run's 95% interval as an error bar, `*` on a
+    bar that differs significantly from the first run's (given `diffs`)."""
     import numpy as np
 
-    header, rows = compare_rows(runs)
-    overall = [*LEVELS, "avg"]  # RM-Bench: the overall levels; elsewhere every headline number
-    groups = [g for g in overall if g in header] if "hard" in header else header[1 : -len(STATUS)]
-    cols = [header.index(g) for g in groups]
-    width = 0.8 / len(rows)
+    plt = pyplot()
+
+    groups, bars = chart_bars(runs, diffs)
+    width = 0.8 / len(bars)
     x = np.arange(len(groups))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.5 + len(groups) * (0.4 + 0.35 * len(rows))), 4.8))
-    for k, row in enumerate(rows):
-        values = [100 * float(v) if isinstance(v, int | float) else np.nan for v in (row[c] for c in cols)]
-        bars = ax.bar(x - 0.4 + width * (k + 0.5), values, width, label=str(row[0]))
-        ax.bar_label(bars, labels=["" if np.isnan(v) else f"{v:.1f}" for v in values], fontsize=7, padding=2)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.5 + len(groups) * (0.4 + 0.35 * len(bars))), 4.8))
+    for k, run in enumerate(bars):
+        values = np.array(run.values)
+        ci = np.array(run.intervals).reshape(-1, 2)
+        err = np.nan_to_num(np.abs(np.stack([values - ci[:, 0], ci[:, 1] - values])))
+        xs = x - 0.4 + width * (k + 0.5)
+        ax.bar(xs, values, width, label=run.name, yerr=err, capsize=2, error_kw={"elinewidth": 0.8})
+        for xi, v, top, label in zip(xs, values, np.nan_to_num(ci[:, 1], nan=0.0), run.labels, strict=True):
+            if label:
+                ax.text(xi, max(v, top) + 1, label, ha="center", va="bottom", fontsize=7)
     ax.set_xticks(x, groups)
     ax.set_ylim(0, 105)
     ax.set_ylabel("accuracy (%)")
     ax.set_title(f"{runs[0][1]['benchmark']}: headline numbers")
+    if diffs:
+        note = f"error bars: 95% intervals; * differs from {diffs['reference']} (paired permutation test, p < 0.05)"
+        fig.text(0.01, 0.01, note, fontsize=7, color="#555555")
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(3, len(rows)), frameon=False)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(3, len(bars)), frameon=False)
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=C.CHART_DPI)
     plt.close(fig)
     return out
-
-
-def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    """`rmbench-client compare`: print the comparison; write the chart when asked."""
-    runs = load_runs(args.paths)
-    out = render(runs, args.format)
-    if isinstance(out, Table):
-        console.print(out)
-    else:
-        sys.stdout.write(out)
-    err = Console(stderr=True)
-    for note in notes(runs):
-        err.print(f"note: {note}", markup=False, highlight=False)
-    if args.chart:
-        err.print(f"chart: {bar_chart(runs, args.chart)}", markup=False, highlight=False)
-    return 0
-
-
-def add_compare_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Register `compare` on the CLI's subparsers."""
-    p: argparse.ArgumentParser = subparsers.add_parser("compare", help="compare several runs side by side")
-    p.add_argument("paths", nargs="+", metavar="RUN_OR_SUMMARY", help="run directories or summary.json files")
-    p.add_argument("--format", choices=["table", "markdown", "csv"], default="table", help="output format")
-    p.add_argument("--chart", metavar="PATH", help="also write a bar chart PNG here")
-    return p

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import constants as C
+from .formatting import pyplot
 
 _REGION_COLOURS = {"easy": "#1f77b4", "normal": "#444444", "hard": "#d62728"}
 
@@ -80,10 +81,7 @@ def write_heatmaps(summary: dict, out_dir: Path, title: str) -> list[Path]:
     """Write heatmap-<domain>.png for each domain and heatmap-overall.png; [] for a RewardBench summary."""
     if summary.get("benchmark") != "rm-bench" or not summary.get("domains"):
         return []
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display: files only
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

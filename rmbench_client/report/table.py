@@ -1,4 +1,8 @@
-"""Terminal tables of a summary: percent, one decimal, with 95% intervals."""
+"""Terminal tables of a summary: percent, one decimal, with 95% intervals.
+
+`rmbench_rows` / `rewardbench_rows` / `pairwise_rows` give the numbers of a summary as rows (also drawn by the
+report page); the rich tables print them.
+"""
 
 from __future__ import annotations
 
@@ -6,48 +10,121 @@ from rich.console import Console
 from rich.table import Table
 
 from ..scoring.rmbench import LEVELS
+from .formatting import percent
+
+Row = dict  # {"name": str, "values": [[value, low, high] | [value] | None, ...], "n": int | None, "total": bool}
 
 
-def _pct(value: float, ci: tuple[float, float] | list[float] | None = None) -> str:
-    """'87.5 ±1.2': percent and half the width of the 95% interval."""
-    text = f"{100 * value:.1f}"
-    if ci is not None:
-        text += f" ±{100 * (ci[1] - ci[0]) / 2:.1f}"
-    return text
+def _value(value: float | None, ci: list[float] | None) -> list[float] | None:
+    return None if value is None else [value, *ci] if ci else [value]
 
 
-def rmbench_table(summary: dict, title: str) -> Table:
+def rmbench_rows(summary: dict) -> tuple[list[str], list[Row]]:
+    """Columns easy / normal / hard / avg; a row per domain, then overall."""
+
+    def row(name: str, d: dict, total: bool) -> Row:
+        values = [_value(d.get(level), d.get("ci", {}).get(level)) for level in (*LEVELS, "avg")]
+        return {"name": name, "values": values, "n": d.get("n"), "total": total}
+
+    rows = [row(name, d, False) for name, d in summary.get("domains", {}).items()]
+    if summary.get("overall"):
+        rows.append(row("overall", summary["overall"], True))
+    return [*LEVELS, "avg"], rows
+
+
+def rewardbench_rows(summary: dict) -> tuple[list[str], list[Row]]:
+    """One column, accuracy; a row per subset, per section, then the score."""
+    ci = summary.get("ci", {})
+    rows = [
+        {
+            "name": name,
+            "values": [_value(acc, ci.get("subsets", {}).get(name))],
+            "n": summary.get("n", {}).get(name),
+            "total": False,
+        }
+        for name, acc in summary.get("subsets", {}).items()
+    ]
+    rows += [
+        {"name": name, "values": [_value(v, ci.get("sections", {}).get(name))], "n": None, "total": True}
+        for name, v in summary.get("sections", {}).items()
+    ]
+    if "score" in summary:
+        rows.append({"name": "score", "values": [_value(summary["score"], ci.get("score"))], "n": None, "total": True})
+    return ["accuracy"], rows
+
+
+def pairwise_rows(summary: dict) -> tuple[list[str], list[Row]]:
+    """One column, accuracy; a row per subset, then the prompt-weighted accuracy and the macro average."""
+    ci = summary.get("ci", {})
+    n = summary.get("n", {})
+    rows = [
+        {"name": name, "values": [_value(acc, ci.get("subsets", {}).get(name))], "n": n.get(name), "total": False}
+        for name, acc in summary.get("subsets", {}).items()
+    ]
+    for key, name, count in (("accuracy", "accuracy", sum(n.values())), ("macro_accuracy", "macro average", None)):
+        if key in summary:
+            rows.append({"name": name, "values": [_value(summary[key], ci.get(key))], "n": count, "total": True})
+    return ["accuracy"], rows
+
+
+def _rich(columns: list[str], rows: list[Row], title: str, first: str) -> Table:
     table = Table(title=title)
-    table.add_column("domain")
-    for col in (*LEVELS, "avg"):
+    table.add_column(first)
+    for col in columns:
         table.add_column(col, justify="right")
     table.add_column("n", justify="right")
-
-    def row(name: str, d: dict) -> None:
-        cells = [_pct(d[level], d.get("ci", {}).get(level)) for level in (*LEVELS, "avg")]
-        table.add_row(name, *cells, str(d.get("n", "")))
-
-    for name, d in summary["domains"].items():
-        row(name, d)
-    if summary.get("overall"):
-        table.add_section()
-        row("overall", summary["overall"])
+    previous_total = False
+    for row in rows:
+        if row["total"] and not previous_total:
+            table.add_section()
+        previous_total = row["total"]
+        cells = [percent(v[0], v[1:] or None) if v else "" for v in row["values"]]
+        name = f"[bold]{row['name']}[/bold]" if row["total"] else row["name"]
+        table.add_row(name, *cells, "" if row["n"] is None else str(row["n"]))
     return table
 
 
+def rmbench_table(summary: dict, title: str) -> Table:
+    return _rich(*rmbench_rows(summary), title, "domain")
+
+
 def rewardbench_table(summary: dict, title: str) -> Table:
-    table = Table(title=title)
-    table.add_column("subset / section")
-    table.add_column("accuracy", justify="right")
-    table.add_column("n", justify="right")
-    ci = summary.get("ci", {})
-    for name, acc in summary["subsets"].items():
-        table.add_row(name, _pct(acc, ci.get("subsets", {}).get(name)), str(summary.get("n", {}).get(name, "")))
+    return _rich(*rewardbench_rows(summary), title, "subset / section")
+
+
+def _rho(block: dict | None) -> str:
+    """'0.41 [0.37, 0.45]': a rank correlation and its 95% interval; '–' where undefined."""
+    if not block or block.get("rho") is None:
+        return "–"
+    ci = block.get("ci")
+    return f"{block['rho']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+def style_bias_table(summary: dict) -> Table | None:
+    """The summary's style-bias diagnostics per group and overall: for each style pair the percent of
+    same-substance triples where the more elaborate style scores higher, and the score-length rank correlation."""
+    bias = summary.get("style_bias")
+    if not bias:
+        return None
+    pairs = list(bias.get("pairs", {}))
+    corr = bias.get("length_correlation")
+    groups = list(bias.get("groups") or (corr or {}).get("groups") or {})
+    what = "% of same-substance triples scored higher in the more elaborate style; " if pairs else ""
+    table = Table(title="style bias", caption=f"{what}length ρ: Spearman of score and length (characters)")
+    table.add_column("group")
+    for name in pairs:
+        table.add_column(name.replace("<", " < "), justify="right")
+    if corr:
+        table.add_column("length ρ", justify="right")
+
+    def row(name: str, cells: dict, rho: dict | None) -> None:
+        values = [percent(cells[p]["prefers"], cells[p]["ci"]) if p in cells else "–" for p in pairs]
+        table.add_row(name, *values, *([_rho(rho)] if corr else []))
+
+    for g in groups:
+        row(g, bias.get("groups", {}).get(g, {}), (corr or {}).get("groups", {}).get(g))
     table.add_section()
-    for name, value in summary["sections"].items():
-        table.add_row(f"[bold]{name}[/bold]", _pct(value, ci.get("sections", {}).get(name)), "")
-    table.add_section()
-    table.add_row("[bold]score[/bold]", _pct(summary["score"], ci.get("score")), "")
+    row("all", bias.get("pairs", {}), corr)
     return table
 
 
@@ -57,7 +134,7 @@ def _subset_rows(table: Table, summary: dict) -> None:
     table.add_column("n", justify="right")
     ci = summary.get("ci", {}).get("subsets", {})
     for name, value in summary["subsets"].items():
-        table.add_row(name, _pct(value, ci.get(name)), str(summary.get("n", {}).get(name, "")))
+        table.add_row(name, percent(value, ci.get(name)), str(summary.get("n", {}).get(name, "")))
     table.add_section()
 
 
@@ -65,7 +142,7 @@ def rewardbench2_table(summary: dict, title: str) -> Table:
     """Subset scores (Ties: its composite score) and the final score, the plain mean of the subsets."""
     table = Table(title=title)
     _subset_rows(table, summary)
-    table.add_row("[bold]score[/bold]", _pct(summary["score"], summary.get("ci", {}).get("score")), "")
+    table.add_row("[bold]score[/bold]", percent(summary["score"], summary.get("ci", {}).get("score")), "")
     ratings = summary.get("ratings")
     if ratings:
         table.caption = f"{ratings['unparsed']} unparsed rating(s); {ratings['unrated_prompts']} prompt(s) unrated"
@@ -78,8 +155,8 @@ def pairwise_table(summary: dict, title: str) -> Table:
     _subset_rows(table, summary)
     ci = summary.get("ci", {})
     n = sum(summary.get("n", {}).values())
-    table.add_row("[bold]accuracy[/bold]", _pct(summary["accuracy"], ci.get("accuracy")), str(n))
-    table.add_row("[bold]macro average[/bold]", _pct(summary["macro_accuracy"], ci.get("macro_accuracy")), "")
+    table.add_row("[bold]accuracy[/bold]", percent(summary["accuracy"], ci.get("accuracy")), str(n))
+    table.add_row("[bold]macro average[/bold]", percent(summary["macro_accuracy"], ci.get("macro_accuracy")), "")
     return table
 
 
@@ -90,5 +167,8 @@ def print_summary(summary: dict, title: str, console: Console | None = None) -> 
     if summary.get("complete") is False:
         title += " — partial"
     console.print(of_summary(summary, title).table(summary, title))
+    bias = style_bias_table(summary)
+    if bias is not None:
+        console.print(bias)
     for reason in summary.get("partial", []):
         console.print(f"[yellow]partial: {reason}[/yellow]")

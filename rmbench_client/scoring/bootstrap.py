@@ -6,9 +6,13 @@ strata (domains, subsets) are resampled independently and combined per replicate
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .. import constants as C
+from ..examples import PromptScores
+from .checks import outcomes
 
 
 def replicate_means(values: np.ndarray, rng: np.random.Generator, samples: int = C.BOOTSTRAP_SAMPLES) -> np.ndarray:
@@ -29,3 +33,33 @@ def interval(replicates: np.ndarray, confidence: float = C.CONFIDENCE) -> list[f
 
 def rng(seed: int = C.BOOTSTRAP_SEED) -> np.random.Generator:
     return np.random.default_rng(seed)
+
+
+def stratified_indices(sizes: list[int], rng: np.random.Generator, samples: int = C.BOOTSTRAP_SAMPLES) -> np.ndarray:
+    """(samples, sum(sizes)) row indices into strata laid end to end: each stratum resampled within itself, so a
+    replicate keeps every stratum's size (prompts of one domain or subset stand in only for each other)."""
+    parts = []
+    start = 0
+    for n in sizes:
+        parts.append(start + rng.integers(0, n, size=(samples, n)) if n else np.zeros((samples, 0), dtype=np.int64))
+        start += n
+    return np.concatenate(parts, axis=1) if parts else np.zeros((samples, 0), dtype=np.int64)
+
+
+def by_group(records: Sequence[PromptScores]) -> dict[str, list[PromptScores]]:
+    """The records of each group (domain, subset), groups in name order."""
+    groups: dict[str, list[PromptScores]] = {}
+    for rec in records:
+        groups.setdefault(rec.group, []).append(rec)
+    return dict(sorted(groups.items()))
+
+
+def pair_accuracies(
+    records: Sequence[PromptScores], seed: int, samples: int | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """For one-pair benchmarks, per group: each prompt's credit (chosen > rejected, strict; or a judge's credit) and
+    the bootstrap replicates of its mean."""
+    generator = rng(seed)
+    kwargs = {} if samples is None else {"samples": samples}
+    correct = {name: outcomes(recs, 1)[:, 0, 0] for name, recs in by_group(records).items()}
+    return correct, {name: replicate_means(c, generator, **kwargs) for name, c in correct.items()}

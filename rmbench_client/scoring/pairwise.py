@@ -5,6 +5,7 @@ acc_s          = mean of correct_p over the prompts of subset s
 accuracy       = mean of correct_p over every prompt    (prompt-weighted)
 macro_accuracy = mean of acc_s over the subsets         (every subset weighs the same)
 Intervals: subsets resampled independently, each replicate combined exactly as the point estimate.
+"style_bias" (given response lengths): the rank correlation of score and length (scoring/style_bias.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..examples import PromptScores
-from . import bootstrap
+from . import bootstrap, style_bias
 from .checks import outcomes
 
 
@@ -24,19 +25,10 @@ def score(
     records: Sequence[PromptScores],
     seed: int = 0,
     samples: int | None = None,
-    lengths: Mapping[str, Any] | None = None,  # not used by this benchmark's numbers
+    lengths: style_bias.Lengths | None = None,
 ) -> dict:
     """Summary: per-subset accuracy with n, prompt-weighted and macro accuracy, and 95% intervals for each."""
-    by_subset: dict[str, list[PromptScores]] = {}
-    for rec in records:
-        by_subset.setdefault(rec.group, []).append(rec)
-    rng = bootstrap.rng(seed)
-    kwargs = {} if samples is None else {"samples": samples}
-    correct: dict[str, np.ndarray] = {}
-    reps: dict[str, np.ndarray] = {}
-    for name in sorted(by_subset):
-        correct[name] = outcomes(by_subset[name], 1)[:, 0, 0]
-        reps[name] = bootstrap.replicate_means(correct[name], rng, **kwargs)
+    correct, reps = bootstrap.pair_accuracies(records, seed, samples)
     n = {name: len(c) for name, c in correct.items()}
     summary: dict[str, Any] = {
         "benchmark": "pairwise",
@@ -55,4 +47,34 @@ def score(
         "accuracy": bootstrap.interval(np.asarray(pooled)),
         "macro_accuracy": bootstrap.interval(np.mean(np.stack(list(reps.values())), axis=0)),
     }
+    bias = style_bias.diagnose(records, 1, (), lengths, seed, samples)
+    if bias is not None:
+        summary["style_bias"] = bias
     return summary
+
+
+def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
+    """(n, 1) per-prompt correctness: its mean over a subset's prompts is the subset accuracy."""
+    return outcomes(records, 1)[:, 0, :]
+
+
+def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """compare's columns from subset accuracies (..., 1) and sizes: each subset, the accuracy (prompt-weighted)
+    and the macro average."""
+    acc = {name: means[name][..., 0] for name in sorted(means)}
+    total = sum(sizes[name] for name in acc)
+    out = dict(acc)
+    out["accuracy"] = np.sum([acc[name] * (sizes[name] / total) for name in acc], axis=0)
+    out["macro"] = np.mean([acc[name] for name in acc], axis=0)
+    return out
+
+
+def headline_intervals(summary: dict) -> dict[str, list[float]]:
+    """The summary's 95% intervals of the same numbers."""
+    ci = summary.get("ci", {})
+    out = dict(ci.get("subsets", {}))
+    if "accuracy" in ci:
+        out["accuracy"] = ci["accuracy"]
+    if "macro_accuracy" in ci:
+        out["macro"] = ci["macro_accuracy"]
+    return out

@@ -6,17 +6,19 @@ section        = sum_s acc_s * w_s / sum_s w_s                   over the sectio
 score          = mean of the core sections present (Chat, Chat Hard, Safety, Reasoning)
 with prior sets: Prior Sets = plain mean of their subset accuracies, and
 score          = weighted mean of [Chat, Chat Hard, Safety, Reasoning, Prior Sets] with weights [1, 1, 1, 1, 0.5]
+"style_bias" (given response lengths): the rank correlation of score and length, overall and per subset
+(scoring/style_bias.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from .. import constants as C
 from ..examples import PromptScores
-from . import bootstrap
+from . import bootstrap, style_bias
 from .checks import outcomes
 
 
@@ -42,27 +44,42 @@ def final_score(secs: dict[str, np.ndarray]) -> np.ndarray:
     return sum(secs[name] * wi for name, wi in zip(present, w, strict=True)) / w.sum()
 
 
-def score(records: Sequence[PromptScores], seed: int = 0, samples: int | None = None) -> dict:
-    """Summary: subset accuracies with n, section scores, the final score, and 95% intervals for each."""
-    by_subset: dict[str, list[PromptScores]] = {}
-    for rec in records:
-        by_subset.setdefault(rec.group, []).append(rec)
-    rng = bootstrap.rng(seed)
-    kwargs = {} if samples is None else {"samples": samples}
-    acc: dict[str, np.ndarray] = {}
-    reps: dict[str, np.ndarray] = {}
-    for name in sorted(by_subset):
-        recs = by_subset[name]
-        correct = outcomes(recs, 1)[:, 0, 0]
-        acc[name] = np.asarray(correct.mean())
-        reps[name] = bootstrap.replicate_means(correct, rng, **kwargs)
+def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
+    """(n, 1) per-prompt correctness: its mean over a subset's prompts is the subset accuracy."""
+    return outcomes(records, 1)[:, 0, :]
+
+
+def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
+    """The headline numbers from subset accuracies (..., 1): each section, the final score, then each subset
+    (the official weights, not the subsets' sizes)."""
+    acc = {name: means[name][..., 0] for name in sorted(means)}
+    secs = sections(acc)
+    return {**secs, "score": final_score(secs), **acc}
+
+
+def headline_intervals(summary: dict) -> dict[str, list[float]]:
+    """The summary's 95% intervals of the same headline numbers."""
+    ci = summary.get("ci", {})
+    return {**ci.get("sections", {}), **({"score": ci["score"]} if "score" in ci else {}), **ci.get("subsets", {})}
+
+
+def score(
+    records: Sequence[PromptScores],
+    seed: int = 0,
+    samples: int | None = None,
+    lengths: style_bias.Lengths | None = None,
+) -> dict:
+    """Summary: subset accuracies with n, section scores, the final score, and 95% intervals for each; with
+    `lengths` (prompt id -> (chosen, rejected) lengths) the correlation of score and length."""
+    correct, reps = bootstrap.pair_accuracies(records, seed, samples)
+    acc = {name: np.asarray(c.mean()) for name, c in correct.items()}
     secs = sections(acc)
     rep_secs = sections(reps)
     summary: dict = {
         "benchmark": "reward-bench",
         "subsets": {name: float(a) for name, a in acc.items()},
         "sections": {name: float(s) for name, s in secs.items()},
-        "n": {name: len(recs) for name, recs in sorted(by_subset.items())},
+        "n": {name: len(c) for name, c in correct.items()},
     }
     summary["score"] = float(final_score(secs)) if secs else float("nan")
     summary["ci"] = {
@@ -70,6 +87,9 @@ def score(records: Sequence[PromptScores], seed: int = 0, samples: int | None = 
         "sections": {name: bootstrap.interval(r) for name, r in rep_secs.items()},
         "score": bootstrap.interval(final_score(rep_secs)) if rep_secs else [float("nan"), float("nan")],
     }
+    bias = style_bias.diagnose(records, 1, (), lengths, seed, samples)
+    if bias is not None:
+        summary["style_bias"] = bias
     return summary
 
 

@@ -10,16 +10,19 @@ For prompt p with chosen scores c[p, i] and rejected scores r[p, j], styles i, j
 
 Overall: each level is the mean over domains of that level; overall avg is the mean of the domain avgs.
 A pairwise judge's per-comparison credit (1, 0, or 0.5 for a tie) takes the place of [ c > r ].
+"style_bias": how often the more elaborate style scores higher at equal substance, and the rank correlation of
+score and length (scoring/style_bias.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from .. import constants as C
 from ..examples import PromptScores
-from . import bootstrap
+from . import bootstrap, style_bias
 from .checks import outcomes
 
 LEVELS = ("easy", "normal", "hard")
@@ -41,11 +44,41 @@ def levels(m: np.ndarray) -> dict[str, float]:
     return out
 
 
-def score(records: Sequence[PromptScores], seed: int = 0, samples: int | None = None) -> dict:
-    """Summary: per-domain levels, matrix, n and 95% intervals; overall levels over the domains present."""
-    by_domain: dict[str, list[PromptScores]] = {}
-    for rec in records:
-        by_domain.setdefault(rec.group, []).append(rec)
+def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
+    """(n, 3) per-prompt easy / normal / hard credit: their means over a domain's prompts are its levels."""
+    return per_prompt_levels(outcomes(records, 3))
+
+
+def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
+    """The headline numbers from each domain's level means (..., 3): each domain's avg, then the overall easy /
+    normal / hard / avg over the domains given (arrays, so bootstrap replicates go through the same code).
+    Domains weigh the same whatever their sizes."""
+    out = {d: means[d].mean(axis=-1) for d in sorted(means, key=_domain_order)}
+    stacked = np.mean([means[d] for d in means], axis=0)
+    out |= {level: stacked[..., k] for k, level in enumerate(LEVELS)}
+    out["avg"] = stacked.mean(axis=-1)
+    return out
+
+
+def headline_intervals(summary: dict) -> dict[str, list[float]]:
+    """The summary's 95% intervals of the same headline numbers."""
+    out = {d: v["ci"]["avg"] for d, v in summary.get("domains", {}).items() if "avg" in v.get("ci", {})}
+    return out | dict(summary.get("overall", {}).get("ci", {}))
+
+
+def _domain_order(name: str) -> tuple[int, str]:
+    return (C.RMBENCH_DOMAINS.index(name) if name in C.RMBENCH_DOMAINS else len(C.RMBENCH_DOMAINS), name)
+
+
+def score(
+    records: Sequence[PromptScores],
+    seed: int = 0,
+    samples: int | None = None,
+    lengths: style_bias.Lengths | None = None,
+) -> dict:
+    """Summary: per-domain levels, matrix, n and 95% intervals; overall levels over the domains present; style
+    bias (with the length correlation when `lengths` maps prompt id -> (chosen, rejected) lengths)."""
+    by_domain = bootstrap.by_group(records)
     rng = bootstrap.rng(seed)
     kwargs = {} if samples is None else {"samples": samples}
     domains: dict[str, dict] = {}
@@ -70,4 +103,8 @@ def score(records: Sequence[PromptScores], seed: int = 0, samples: int | None = 
         overall["matrix"] = np.mean([d["matrix"] for d in domains.values()], axis=0).tolist()
         overall["n"] = sum(d["n"] for d in domains.values())
         overall["ci"] = overall_ci
-    return {"benchmark": "rm-bench", "domains": domains, "overall": overall}
+    summary = {"benchmark": "rm-bench", "domains": domains, "overall": overall}
+    bias = style_bias.diagnose(records, len(C.RMBENCH_STYLES), C.RMBENCH_STYLES, lengths, seed, samples)
+    if bias is not None:
+        summary["style_bias"] = bias
+    return summary

@@ -11,10 +11,10 @@ from typing import Any
 
 from rich.console import Console
 
-from . import benchmarks
-from . import constants as C
-from .datasets import data_folder, hub, load_dataset
-from .errors import DataError
+from .. import benchmarks
+from .. import constants as C
+from ..datasets import data_folder, hub, load_dataset
+from ..errors import DataError
 
 
 def _checksum_state(benchmark: str, path: Path) -> str:
@@ -85,14 +85,17 @@ def cmd_data(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def add_data_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_data_parser(subparsers: Any, common: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """Register `data` on the CLI's subparsers."""
-    p: argparse.ArgumentParser = subparsers.add_parser("data", help="download the benchmarks into data/, list them")
+    parents = [common] if common is not None else []
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "data", parents=parents, help="download the benchmarks into data/, list them"
+    )
     sub = p.add_subparsers(dest="data_command", required=True)
     fetch = sub.add_parser("fetch", help="download benchmarks from the Hugging Face hub and check their checksums")
     fetch.add_argument("benchmarks", nargs="*", metavar="BENCHMARK", help=f"default: all of {', '.join(_hub_names())}")
     listing = sub.add_parser("list", help="show which benchmarks data/ holds, with prompt counts")
     listing.add_argument("--json", action="store_true", help="print one JSON list")
     for q in (fetch, listing):
-        q.add_argument("--dir", default=C.DATA_FOLDER, help="the data folder (default: ./data)")
+        q.add_argument("--dir", default=C.DATA_FOLDER, metavar="DIR", help="the data folder (default: ./data)")
     return p

@@ -1,0 +1,131 @@
+"""`rmbench-client`: run, status, score, compare, report, data, serve, stop. One module per subcommand here
+(compare's and report's are in report/); user mistakes end in one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+
+from .. import __version__
+from ..errors import RmbError, UserError
+from . import run, status
+from .compare import add_compare_parser, cmd_compare
+from .data import add_data_parser, cmd_data
+from .report import add_report_parser, cmd_report
+
+EXIT_USER_ERROR = 2
+DESCRIPTION = (
+    "How good is your reward model really? Runs RM-Bench, RewardBench, RewardBench 2 and your own preference data "
+    "against reward models, DPO policies and LLM judges served by vLLM (or TGI, TEI, SGLang, any OpenAI-compatible "
+    "API), exactly as the benchmarks score them."
+)
+
+
+def _common() -> argparse.ArgumentParser:
+    """Flags every subcommand takes too (`rmbench-client run -v ...` as well as `rmbench-client -v run ...`)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v", "--verbose", action="count", default=argparse.SUPPRESS, help="-v info, -vv debug (every retry)"
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = argparse.ArgumentParser(prog="rmbench-client", description=DESCRIPTION, parents=[common])
+    parser.set_defaults(verbose=0)
+    parser.add_argument("--version", action="version", version=f"rmbench-client {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run.add_parser(sub, common)
+    status.add_parser(sub, common)
+
+    p_score = sub.add_parser("score", parents=[common], help="re-score saved per-sample score files")
+    p_score.add_argument("paths", nargs="+", metavar="FILE", help="samples.jsonl or a benchmark's own score file")
+    p_score.add_argument("--domain", metavar="NAME", help="RM-Bench domain of records that carry none")
+    p_score.add_argument("--json", action="store_true", help="print one JSON object (fractions in [0, 1])")
+    p_score.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
+
+    add_compare_parser(sub, common)
+    add_report_parser(sub, common)
+    add_data_parser(sub, common)
+    p_serve = sub.add_parser("serve", parents=[common], help="start the servers a config describes, wait until healthy")
+    p_serve.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML naming the servers")
+    p_serve.add_argument("--role", action="append", metavar="ROLE", help="only this role (repeatable)")
+    sub.add_parser("stop", parents=[common], help="stop the servers `serve` started")
+    return parser
+
+
+def cmd_score(args: argparse.Namespace, console: Console) -> int:
+    from ..report.table import print_summary
+    from ..score_files.reader import summarize
+
+    summary = summarize(args.paths, args.domain, seed=args.seed)  # read_scores, or a results file's subsets
+    if args.json:
+        sys.stdout.write(json.dumps(summary) + "\n")
+    else:
+        print_summary(summary, title=", ".join(args.paths), console=console)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    from ..launcher import start_servers
+
+    cfg = _serve_config(args.config)
+    sys.stderr.write(f"starting the servers of {args.config} and waiting until each answers /health ...\n")
+    for info in start_servers(cfg, roles=args.role):
+        sys.stdout.write(f"{info.role:<10} {info.url}  ({info.model}, pid {info.pid}, log {info.log})\n")
+    return 0
+
+
+def _serve_config(path: str) -> Any:
+    from ..config import load_config, read_yaml
+
+    data = read_yaml(path)
+    return load_config(path, {} if "model" in data else {"model": "serve"})
+
+
+def cmd_stop(args: argparse.Namespace, console: Console) -> int:
+    from ..launcher import stop_servers
+
+    stopped = stop_servers()
+    console.print(f"stopped {len(stopped)} server(s)" if stopped else "no servers recorded as running")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger("httpx").setLevel(max(level, logging.WARNING))  # no per-request lines
+    console = Console()
+    commands = {
+        "run": run.cmd_run,
+        "status": status.cmd_status,
+        "score": cmd_score,
+        "compare": cmd_compare,
+        "report": cmd_report,
+        "data": cmd_data,
+        "serve": cmd_serve,
+        "stop": cmd_stop,
+    }
+    try:
+        return commands[args.command](args, console)
+    except UserError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USER_ERROR
+    except RmbError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted; every score already returned is kept, rerun to resume\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

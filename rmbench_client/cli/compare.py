@@ -1,0 +1,50 @@
+"""`rmbench-client compare`: several runs side by side, with the significance of their differences."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .. import benchmarks
+from .. import constants as C
+from ..report import differences
+from ..report.compare import bar_chart, load_runs, notes, render
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    """`rmbench-client compare`: print the comparison; write the chart when asked."""
+    runs = load_runs(args.paths)
+    diffs, why_not = None, None
+    if len(runs) > 1:
+        scores, why_not = differences.load_samples(args.paths, benchmarks.of_summary(runs[0][1], runs[0][0]))
+        diffs = differences.differences(runs, scores, seed=args.seed) if scores is not None else None
+    out = render(runs, args.format, diffs)
+    if isinstance(out, Table):
+        console.print(out)
+        if diffs:
+            console.print(differences.table(diffs))
+    else:
+        sys.stdout.write(out)
+    err = Console(stderr=True)
+    for note in [*notes(runs), *([why_not] if why_not else [])]:
+        err.print(f"note: {note}", markup=False, highlight=False)
+    if args.chart:
+        err.print(f"chart: {bar_chart(runs, args.chart, diffs)}", markup=False, highlight=False)
+    return 0
+
+
+def add_compare_parser(subparsers: Any, common: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """Register `compare` on the CLI's subparsers."""
+    parents = [common] if common is not None else []
+    p: argparse.ArgumentParser = subparsers.add_parser("compare", parents=parents, help="compare runs side by side")
+    p.add_argument("paths", nargs="+", metavar="RUN_OR_SUMMARY", help="run directories or summary.json files")
+    p.add_argument("--format", choices=["table", "markdown", "csv"], default="table", help="output format")
+    p.add_argument("--chart", metavar="PATH", help="also write a bar chart PNG here")
+    p.add_argument(
+        "--seed", type=int, default=C.BOOTSTRAP_SEED, metavar="N", help="seed of the significance resampling"
+    )
+    return p

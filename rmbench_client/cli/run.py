@@ -1,0 +1,142 @@
+"""`rmbench-client run`: a benchmark through servers (or a baseline), from a config file, from flags alone, or both.
+
+Flags override the config (only flags actually given): `--endpoint URL --served-model NAME` describe the run's main
+role (the reward model, the judge, or the DPO policy); `--policy-endpoint` / `--reference-endpoint` and
+`--judge-endpoint` name the other roles and imply the model type. `--dry-run` says what is stored and what would be
+sent, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from .. import benchmarks
+from ..config import MAIN_ROLE, RunConfig, load_config
+
+EXIT_INCOMPLETE = 1
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("run", parents=[common], help="score a benchmark through servers (or a baseline)")
+    p.add_argument("--config", metavar="FILE", help="evaluation YAML (see configs/); flags override it")
+    p.add_argument("--model", metavar="NAME", help="the run's name in reports (default: the served model); "
+                   "baseline:random|longer|markdown needs no server")  # fmt: skip
+    p.add_argument("--type", choices=["reward", "dpo", "judge", "baseline"], help="model type (default: reward)")
+    p.add_argument("--benchmark", choices=benchmarks.NAMES, help="default: rm-bench")
+    p.add_argument("--data", metavar="PATH", help="dataset file or directory "
+                   "(default: $RMBENCH_DATA_DIR, else data/<benchmark>, else the hub)")  # fmt: skip
+    p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>)")
+    p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts (the result is partial)")
+    p.add_argument("--seed", type=int, metavar="N", help="seed of the bootstrap intervals and of baseline:random")
+    g = p.add_argument_group("servers (instead of, or over, the config's roles)")
+    g.add_argument("--endpoint", action="append", metavar="URL", help="the main role's endpoint (repeat for several)")
+    g.add_argument("--served-model", metavar="NAME", help="the model name the main role's server serves")
+    g.add_argument("--backend", choices=["vllm", "tgi", "tei", "sglang", "openai"], help="the main role's server kind")
+    g.add_argument("--policy-endpoint", action="append", metavar="URL", help="DPO policy endpoint (implies dpo)")
+    g.add_argument("--policy-model", metavar="NAME", help="the policy's served model name")
+    g.add_argument("--reference-endpoint", action="append", metavar="URL", help="DPO reference endpoint")
+    g.add_argument("--reference-model", metavar="NAME", help="the reference's served model name")
+    g.add_argument("--judge-endpoint", action="append", metavar="URL", help="judge endpoint (implies judge)")
+    g.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the servers' API key")
+    g.add_argument("--concurrency", type=int, metavar="N", help="requests in flight per endpoint")
+    o = p.add_argument_group("scoring options")
+    o.add_argument("--template", dest="reward.template", metavar="T", help="reward template: server, auto, ids, "
+                   "or a Jinja file / tokenizer_config.json")  # fmt: skip
+    o.add_argument("--dpo-reward", dest="dpo.reward", choices=["ratio", "sum", "avg", "norm"], help="DPO reward")
+    o.add_argument("--dpo-template", dest="dpo.template", metavar="T", help="DPO template: server, auto, or a file")
+    o.add_argument("--judge-order", dest="judge.order", choices=["random", "both"],
+                   help="a judge sees each pair once in a seeded random order, or in both orders")  # fmt: skip
+    o.add_argument("--judge-seed", dest="judge.seed", type=int, metavar="N", help="seed of the judge's answer order")
+    o.add_argument("--judge-max-tokens", dest="judge.max_tokens", type=int, metavar="N", help="judge answer length")
+    o.add_argument("--rate-limit", dest="client.rate_limit", type=float, metavar="R", help="requests per second")
+    o.add_argument("--all-down-patience", dest="client.all_down_patience", type=float, metavar="S",
+                   help="seconds a role may have no endpoint up before the run stops (default 300)")  # fmt: skip
+    b = p.add_argument_group("behaviour")
+    b.add_argument("--fresh", action="store_true", help="forget the scores stored by earlier runs in the run directory")
+    b.add_argument("--dry-run", action="store_true", help="say what is stored and what would be sent; change nothing")
+    b.add_argument("--heatmaps", action=argparse.BooleanOptionalAction, default=True,
+                   help="write RM-Bench heatmap PNGs (default: on)")  # fmt: skip
+    b.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
+    b.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The config keys the flags set (dotted), None for flags not given."""
+    out: dict[str, Any] = {k: getattr(args, k) for k in ("model", "type", "benchmark", "data", "out", "limit", "seed")}
+    out.update({k: v for k, v in vars(args).items() if "." in k})
+    if out["type"] is None:  # the role flags imply the type
+        out["type"] = "dpo" if args.policy_endpoint else "judge" if args.judge_endpoint else None
+    roles = {
+        "reward": (None, None, None),
+        "policy": (args.policy_endpoint, args.policy_model, None),
+        "reference": (args.reference_endpoint, args.reference_model, None),
+        "judge": (args.judge_endpoint, None, None),
+    }
+    main = MAIN_ROLE.get(out["type"] or "reward", "reward")  # --endpoint / --served-model / --backend name it
+    endpoints, served, backend = roles[main]
+    roles[main] = (endpoints or args.endpoint, served or args.served_model, backend or args.backend)
+    for role, (endpoints, served, backend) in roles.items():
+        if endpoints is None and served is None and backend is None:
+            continue
+        out |= {f"roles.{role}.endpoints": endpoints, f"roles.{role}.served_model": served}
+        out[f"roles.{role}.backend"] = backend
+    return out
+
+
+def config(args: argparse.Namespace) -> RunConfig:
+    """The run's config: the file (if any), the flags over it; --api-key-env and --concurrency apply to every role."""
+    cfg = load_config(args.config, overrides(args))
+    every = {"api_key_env": args.api_key_env, "concurrency": args.concurrency}
+    every = {k: v for k, v in every.items() if v is not None}
+    if not every:
+        return cfg
+    roles = {name: role.model_copy(update=every) for name, role in cfg.roles.items()}
+    return RunConfig.model_validate(cfg.model_dump() | {"roles": {n: r.model_dump() for n, r in roles.items()}})
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from ..report.table import print_summary
+    from ..runner import EXIT_INTERRUPTED, run
+
+    cfg = config(args)
+    if args.dry_run:
+        return dry_run(cfg, args.json)
+    result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+    if args.json:
+        sys.stdout.write(json.dumps(result.summary) + "\n")
+    elif result.summary.get("scored"):
+        print_summary(result.summary, title=f"{cfg.model} on {cfg.benchmark}", console=console)
+    for rid, reason in list(result.failures.items())[:20]:
+        sys.stderr.write(f"failed: {rid}: {' '.join(reason.split())}\n")
+    if result.failures:
+        sys.stderr.write(f"{len(result.failures)} prompt(s) not scored (see failures.jsonl); rerun to retry them\n")
+    sys.stderr.write(f"run directory: {result.out_dir}\n")
+    if result.aborted:
+        sys.stderr.write(
+            f"error: {result.aborted}; the {result.summary.get('scored', 0)} prompt(s) scored are kept, "
+            "rerun the same command to resume\n"
+        )
+    if result.signal is not None:
+        return EXIT_INTERRUPTED[result.signal]
+    return 0 if result.all_scored else EXIT_INCOMPLETE
+
+
+def dry_run(cfg: RunConfig, as_json: bool) -> int:
+    from ..planning import plan
+
+    found = plan(cfg)
+    if as_json:
+        sys.stdout.write(json.dumps(found) + "\n")
+        return 0
+    what = "comparisons" if found["pairwise"] else "sequences"
+    sys.stdout.write(
+        f"{cfg.model} on {cfg.benchmark}: {found['prompts']} prompts, {found['units']} {what}\n"
+        f"  stored in {found['out_dir']}: {found['stored_prompts']} prompts complete, {found['stored_units']} {what}\n"
+        f"  would send: {found['to_send']} {what} for {found['pending_prompts']} prompts\n"
+    )
+    return 0

@@ -1,0 +1,7 @@
+"""Model servers for a config's roles: `commands` builds each server's command line and environment,
+`processes` starts them, waits until they are healthy, records them, and stops exactly them."""
+
+from .commands import cpu_set, server_command, server_env
+from .processes import ServerInfo, start_servers, stop_servers, wait_healthy
+
+__all__ = ["ServerInfo", "cpu_set", "server_command", "server_env", "start_servers", "stop_servers", "wait_healthy"]

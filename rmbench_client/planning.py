@@ -1,0 +1,47 @@
+"""`run --dry-run`: how many prompts and units a run has, how many the run directory's store already holds for
+exactly this computation (same models, templates and inputs), and how many would be sent. Contacts the servers for
+their identity and fingerprint, reads the store read-only, and writes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from . import benchmarks
+from . import constants as C
+from .config import RunConfig
+from .score_store import ScoreStore, key_prefix, unit_key
+
+
+def plan(cfg: RunConfig) -> dict[str, Any]:
+    from .model_kinds.factory import open_model_kind  # the HTTP stack, only when servers are asked
+    from .runner import epoch_identity, load_examples
+
+    bench = benchmarks.get(cfg.benchmark)
+    _, examples = load_examples(cfg)
+    path = cfg.out_dir() / C.STORE_FILE
+    store = ScoreStore(path, read_only=True) if path.is_file() else None
+
+    async def count() -> dict[str, Any]:
+        async with open_model_kind(cfg, bench.judge_mode) as model:
+            identity = epoch_identity(model.identity, store, record=False) if store else None
+            prefix = key_prefix(identity) if identity is not None else None
+            keys = [[unit_key(prefix or "", u.material) for u in model.units(ex)] for ex in examples]
+            stored = store.get_many(k for ks in keys for k in ks) if store and prefix else {}
+            done = sum(all(k in stored for k in ks) for ks in keys)
+            return {
+                "prompts": len(examples),
+                "units": sum(len(ks) for ks in keys),
+                "pairwise": model.pairwise,
+                "stored_units": len(stored),
+                "stored_prompts": done,
+                "pending_prompts": len(examples) - done,
+                "to_send": sum(len({k for k in ks if k not in stored}) for ks in keys),  # repeats go out once
+                "out_dir": str(cfg.out_dir()),
+            }
+
+    try:
+        return asyncio.run(count())
+    finally:
+        if store is not None:
+            store.close()

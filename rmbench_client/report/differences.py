@@ -1,0 +1,130 @@
+"""compare's significance: the runs' per-prompt scores (the samples.jsonl beside each summary), the paired
+differences of every headline number against the first run (scoring/significance.py), and how they are shown.
+
+Differences are in percent points: `+3.2 [1.0, 5.1] p=0.004 *` = run minus first run, the paired bootstrap 95%
+interval, the paired permutation test's p-value, and `*` when p < 0.05.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.table import Table
+
+from .. import benchmarks
+from .. import constants as C
+from ..errors import DataError
+from ..examples import PromptScores
+from ..score_files.reader import read_scores
+from ..scoring import significance
+
+Run = tuple[str, dict]
+
+
+def samples_file(raw: str | Path) -> Path:
+    """The samples.jsonl of a run directory, or the one beside a summary file."""
+    path = Path(raw)
+    return (path if path.is_dir() else path.parent) / C.SAMPLES_FILE
+
+
+def load_samples(paths: list[str], bench: benchmarks.Benchmark) -> tuple[list[list[PromptScores]] | None, str | None]:
+    """Each run's per-prompt scores, or None and the reason (a run without its samples.jsonl, or a benchmark whose
+    headline numbers the test cannot recompute)."""
+    if bench.prompt_values is None or bench.headline_numbers is None:
+        return None, f"{bench.name}: its headline numbers are not means over prompts; differences are not tested"
+    out = []
+    for raw in paths:
+        file = samples_file(raw)
+        if not file.is_file():
+            return None, f"no {C.SAMPLES_FILE} beside {raw}: differences are not tested for significance"
+        out.append(read_scores([file])[1])
+    return out, None
+
+
+def differences(runs: list[Run], scores: list[list[PromptScores]], seed: int = C.BOOTSTRAP_SEED) -> dict:
+    """scoring.significance.compare through the runs' benchmark, plus "reference" (the first run's name) and
+    "runs" (the names compared with it)."""
+    bench = benchmarks.of_summary(runs[0][1], runs[0][0])
+    if bench.prompt_values is None or bench.headline_numbers is None:
+        raise DataError(f"{bench.name}: its headline numbers are not means over prompts; no significance test")
+    result = significance.compare(scores, bench.prompt_values, bench.headline_numbers, seed=seed)
+    return result | {"reference": runs[0][0], "runs": [name for name, _ in runs[1:]]}
+
+
+def cell(d: dict | None) -> str:
+    """'+3.2 [1.0, 5.1] p=0.004 *' (percent points); '' without a value."""
+    if d is None:
+        return ""
+    lo, hi = d["ci"]
+    mark = " *" if d["significant"] else ""
+    return f"{100 * d['diff']:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}] {p_text(d['p'])}{mark}"
+
+
+def p_text(p: float) -> str:
+    """'p=0.03'; 'p<0.001' below that (the permutation test's resolution is 1/5001)."""
+    return "p<0.001" if p < 0.001 else f"p={p:.2g}"
+
+
+def names(result: dict) -> list[str]:
+    """The headline numbers compared, in the benchmark's order."""
+    return list(dict.fromkeys(n for diffs in result["differences"] for n in diffs))
+
+
+def caption(result: dict) -> str:
+    left = [
+        f"{run}: {k}" for run, k in zip([result["reference"], *result["runs"]], result["left_out"], strict=True) if k
+    ]
+    text = (
+        f"difference against {result['reference']} in percent points, over the {result['shared']} prompts every run "
+        "scored; [95% paired bootstrap interval]; p: paired permutation test; * p < 0.05"
+    )
+    return text + (f"; left out (scored by only some runs): {', '.join(left)}" if left else "")
+
+
+def table(result: dict) -> Table:
+    """One row per headline number, one column per run compared with the first."""
+    out = Table(title=f"differences against {result['reference']}", caption=caption(result))
+    out.add_column("number")
+    for run in result["runs"]:
+        out.add_column(run, justify="right")
+    for name in names(result):
+        out.add_row(name, *(cell(d.get(name)) for d in result["differences"]))
+    return out
+
+
+def markdown(result: dict) -> str:
+    lines = [
+        "",
+        f"Differences against {result['reference']} ({caption(result).split(' in ', 1)[1]})",
+        "",
+        "| number | " + " | ".join(r.replace("|", "\\|") for r in result["runs"]) + " |",
+        "| --- |" + " ---: |" * len(result["runs"]),
+    ]
+    for name in names(result):
+        lines.append(f"| {name} | " + " | ".join(cell(d.get(name)) or "–" for d in result["differences"]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = ("diff", "low", "high", "p", "significant")
+
+
+def csv_header(result: dict) -> list[str]:
+    """Extra CSV columns: for every headline number its difference against the first run (percent points), the
+    interval, p and "yes"/"no"; then the number of shared prompts."""
+    return [f"{name} {field}" for name in names(result) for field in CSV_FIELDS] + ["shared prompts"]
+
+
+def csv_cells(result: dict, run_index: int) -> list[str]:
+    """The extra cells of run `run_index` (empty for the first run: the reference)."""
+    if run_index == 0:
+        return [""] * (len(names(result)) * len(CSV_FIELDS)) + [str(result["shared"])]
+    diffs = result["differences"][run_index - 1]
+    cells: list[str] = []
+    for name in names(result):
+        d = diffs.get(name)
+        if d is None:
+            cells += [""] * len(CSV_FIELDS)
+            continue
+        yes = "yes" if d["significant"] else "no"
+        cells += [f"{100 * d['diff']:.2f}", f"{100 * d['ci'][0]:.2f}", f"{100 * d['ci'][1]:.2f}", f"{d['p']:.4g}", yes]
+    return cells + [str(result["shared"])]

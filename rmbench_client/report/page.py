@@ -1,0 +1,191 @@
+"""The report page (`rmbench-client report`): one self-contained HTML file per run or comparison.
+
+The page carries its own CSS and JavaScript (report/assets/) and its data (gzip-compressed JSON, base64) inline,
+and its content security policy allows no network access at all: it opens from a file on an offline laptop.
+
+What the page needs from a run directory: summary.json (the benchmark's summary with "model", "type", "complete",
+"partial", "data": {"sources": [...]}), samples.jsonl (per-prompt scores or a judge's credits, and "details" when
+the model kind writes them). The texts come from the dataset files the summary names (or `--data`).
+
+Only prompts that some run did not win outright (a comparison lost or tied) are embedded, each text once; every
+list, filter and diff is computed in the browser from this data (report/assets/report.js).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import benchmarks
+from .. import constants as C
+from ..datasets import load_dataset
+from ..errors import DataError
+from ..examples import Example, PromptScores, prompt_text, response_lengths
+from ..run_directory import write_atomic
+from ..score_files.reader import read_scores
+from ..scoring.checks import outcomes
+from . import differences
+from .compare import Run, compare_rows, load_runs
+
+ASSETS = Path(__file__).parent / "assets"
+
+
+def _json_safe(value: Any) -> Any:
+    """The value with NaN and infinities as null (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def render_page(data: dict) -> str:
+    """The page: template, CSS, JS and the data filled in."""
+    payload = json.dumps(_json_safe(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    encoded = base64.b64encode(gzip.compress(payload.encode("utf-8"), mtime=0)).decode("ascii")
+    template = (ASSETS / "report.html").read_text(encoding="utf-8")
+    parts = {
+        "__TITLE__": html.escape(data["title"]),
+        "__CSS__": (ASSETS / "report.css").read_text(encoding="utf-8"),
+        "__JS__": (ASSETS / "report.js").read_text(encoding="utf-8"),
+        "__DATA__": encoded,
+    }
+    for key, text in parts.items():  # in this order: no part's text holds a later key
+        template = template.replace(key, text)
+    return template
+
+
+def default_out(paths: list[str]) -> Path:
+    """report.html in the run directory for one run, in the current directory for several."""
+    first = Path(paths[0])
+    if len(paths) == 1:
+        return (first if first.is_dir() else first.parent) / C.REPORT_FILE
+    return Path(C.REPORT_FILE)
+
+
+def write_report(paths: list[str], out: str | Path | None = None, data: str | None = None, seed: int = 0) -> Path:
+    """Build the page of these runs and write it; returns its path."""
+    target = Path(out) if out is not None else default_out(paths)
+    text = render_page(build(paths, data=data, seed=seed))
+    return write_atomic(target, text)
+
+
+def _width(rec: PromptScores) -> int:
+    return len(rec.chosen) if rec.results is None else math.isqrt(len(rec.results))
+
+
+def lost_any(rec: PromptScores) -> bool:
+    """Whether a prompt lost (or tied) at least one chosen-vs-rejected comparison: the page lists it."""
+    return bool((outcomes([rec], _width(rec)) < 1).any())
+
+
+def _sources(runs: list[Run], data: str | None) -> list[str]:
+    if data is not None:
+        return [data]
+    found = list(dict.fromkeys(src for _, s in runs for src in s.get("data", {}).get("sources", [])))
+    if not found:
+        names = ", ".join(name for name, _ in runs)
+        raise DataError(f"{names}: the summary names no data files (an older run); pass --data PATH")
+    return found
+
+
+def load_examples(
+    benchmark: str, sources: Sequence[str], fields: Mapping[str, str] | None = None
+) -> dict[str, Example]:
+    """The examples of every source file or directory, by id (`fields`: the run's field names, for own data)."""
+    out: dict[str, Example] = {}
+    for src in sources:
+        if not Path(src).exists():
+            raise DataError(f"{src}: a data file of the run is not there any more; pass --data PATH")
+        out |= {ex.id: ex for ex in load_dataset(benchmark, src, fields).examples}
+    return out
+
+
+def _run_scores(raw: str) -> list[PromptScores]:
+    file = differences.samples_file(raw)
+    if not file.is_file():
+        raise DataError(f"{raw}: no {file.name} (the report needs the per-prompt scores)")
+    return read_scores([file])[1]
+
+
+def _style_bias(bench: benchmarks.Benchmark, summary: dict, scores: list[PromptScores], examples: dict) -> dict | None:
+    """The summary's style-bias diagnostics; computed here for a run written before they existed."""
+    if "style_bias" in summary:
+        return summary["style_bias"]
+    lengths = response_lengths(examples[s.id] for s in scores)
+    return bench.score(scores, seed=summary.get("seed", 0), lengths=lengths).get("style_bias")
+
+
+def _run_data(
+    bench: benchmarks.Benchmark, name: str, summary: dict, scores: list[PromptScores], shown: set[str], examples: dict
+) -> dict:
+    columns, rows = bench.summary_rows(summary)
+    embedded = [s for s in scores if s.id in shown]
+    return {
+        "name": name,
+        "type": summary.get("type"),
+        "complete": summary.get("complete"),
+        "partial": summary.get("partial", []),
+        "warnings": summary.get("warnings", []),
+        "counts": {k: summary.get(k) for k in ("prompts", "scored", "failed")},
+        "columns": columns,
+        "rows": rows,
+        "matrices": bench.matrices(summary),
+        "style_bias": _style_bias(bench, summary, scores, examples),
+        "scores": {s.id: [*s.chosen, *s.rejected] for s in embedded if s.results is None},
+        "results": {s.id: list(s.results) for s in embedded if s.results is not None},
+        "details": {s.id: s.details for s in embedded if s.details},
+    }
+
+
+def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) -> dict:
+    bench = benchmarks.of_summary(runs[0][1], runs[0][0])
+    header, rows = compare_rows(runs)
+    return {
+        "header": header,
+        "rows": rows,
+        "intervals": [bench.headline_intervals(s) for _, s in runs],
+        "differences": differences.differences(runs, scores, seed=seed),
+    }
+
+
+def _prompt(ex: Example) -> dict:
+    text = prompt_text(ex.prompt)
+    return {"id": ex.id, "g": ex.group, "s": ex.subgroup, "p": text, "c": list(ex.chosen), "r": list(ex.rejected)}
+
+
+def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
+    """Everything the page shows, JSON-ready: one run, or several compared with the first."""
+    runs = load_runs(paths)
+    bench = benchmarks.of_summary(runs[0][1], runs[0][0])
+    if not bench.chosen_vs_rejected:
+        raise DataError(f"{bench.name}: the report page lists chosen-vs-rejected comparisons, which it has not")
+    scores = [_run_scores(raw) for raw in paths]
+    sources = _sources(runs, data)
+    examples = load_examples(bench.name, sources, runs[0][1].get("data", {}).get("fields"))
+    for (name, _), run in zip(runs, scores, strict=True):
+        absent = [s.id for s in run if s.id not in examples]
+        if absent:
+            raise DataError(f"{name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(sources)}")
+    shown = {s.id for run in scores for s in run if lost_any(s)}
+    order = [ex_id for ex_id in examples if ex_id in shown]  # dataset order
+    title = runs[0][0] if len(runs) == 1 else " vs ".join(name for name, _ in runs)
+    return {
+        "title": f"{title} on {bench.name}",
+        "benchmark": bench.name,
+        "group_field": bench.group_field,
+        "subgroup_field": bench.subgroup_field,
+        "labels": list(bench.response_labels),
+        "sources": sources,
+        "runs": [_run_data(bench, n, s, sc, shown, examples) for (n, s), sc in zip(runs, scores, strict=True)],
+        "prompts": [_prompt(examples[ex_id]) for ex_id in order],
+        "comparison": _comparison(runs, scores, seed) if len(runs) > 1 else None,
+    }

@@ -1,0 +1,177 @@
+"""Style-bias diagnostics: how far a model's scores follow style and length rather than substance.
+
+Style preference (RM-Bench). A prompt's three chosen responses carry the same substance in the styles concise (0),
+detailed (1) and detailed+markdown (2); so do its three rejected ones. For each style pair i < j:
+
+    prefers[i<j] = mean over (prompt, side) of [ s_side[j] > s_side[i] ]       side in {chosen, rejected}
+    ties[i<j]    = mean over (prompt, side) of [ s_side[j] = s_side[i] ]
+
+the fraction of same-substance triples in which the more elaborate style j scores strictly higher (a tie counts as
+not preferring). 1 = always prefers the elaborate style, 0 = always the plainer one; with no ties, a model blind to
+style sits at 0.5.
+
+Length correlation. Spearman's rho (average ranks for ties) between a response's score and its length in
+characters, over all scored responses pooled (RM-Bench: 6 per prompt; RewardBench: chosen and rejected), and within
+each group (domain / subset). 1 = the score orders responses exactly by length.
+
+Intervals: percentile bootstrap over prompts (a prompt's responses stay together), stratified by group.
+A pairwise judge gives no per-response scores, so neither number exists for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+from scipy.stats import rankdata
+
+from .. import constants as C
+from ..errors import DataError
+from ..examples import PromptScores
+from . import bootstrap
+from .checks import finite_matrix
+
+Lengths = Mapping[str, tuple[Sequence[int], Sequence[int]]]  # prompt id -> (chosen lengths, rejected lengths)
+_CHUNK = 100  # bootstrap replicates ranked at once (memory: chunk x responses floats)
+
+
+def style_pairs(width: int) -> list[tuple[int, int]]:
+    """The style pairs (i, j), i < j, in order: (0, 1), (0, 2), (1, 2) for three styles."""
+    return [(i, j) for i in range(width) for j in range(i + 1, width)]
+
+
+def pair_name(styles: Sequence[str], i: int, j: int) -> str:
+    return f"{styles[i]}<{styles[j]}"
+
+
+def per_prompt_preference(chosen: np.ndarray, rejected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n, pairs) per-prompt prefers and ties: each the mean over the prompt's two sides (values 0, 0.5, 1)."""
+    c, r = chosen, rejected
+    pairs = style_pairs(c.shape[1])
+    prefers = [((c[:, j] > c[:, i]).astype(float) + (r[:, j] > r[:, i])) / 2 for i, j in pairs]
+    ties = [((c[:, j] == c[:, i]).astype(float) + (r[:, j] == r[:, i])) / 2 for i, j in pairs]
+    return np.stack(prefers, axis=1), np.stack(ties, axis=1)
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman's rho along the last axis (average ranks for ties); NaN where either side is constant."""
+    rx = rankdata(x, axis=-1)
+    ry = rankdata(y, axis=-1)
+    rx -= rx.mean(axis=-1, keepdims=True)
+    ry -= ry.mean(axis=-1, keepdims=True)
+    den = np.sqrt((rx * rx).sum(axis=-1) * (ry * ry).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (rx * ry).sum(axis=-1) / np.where(den > 0, den, 1.0), np.nan)
+
+
+def _finite_interval(replicates: np.ndarray) -> list[float] | None:
+    kept = replicates[np.isfinite(replicates)]
+    return bootstrap.interval(kept) if len(kept) else None
+
+
+def _number(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None  # JSON has no NaN
+
+
+def _replicate_rhos(scores: np.ndarray, lengths: np.ndarray, idx: np.ndarray) -> Iterator[np.ndarray]:
+    for start in range(0, len(idx), _CHUNK):
+        rows = idx[start : start + _CHUNK]
+        yield spearman(scores[rows].reshape(len(rows), -1), lengths[rows].reshape(len(rows), -1))
+
+
+def length_correlation(
+    scores: Mapping[str, np.ndarray], lengths: Mapping[str, np.ndarray], rng: np.random.Generator, samples: int
+) -> dict:
+    """rho over every response and within each group, with intervals; `scores`/`lengths`: group -> (n, responses)."""
+    names = list(scores)
+
+    def block(s: np.ndarray, n: np.ndarray, sizes: list[int]) -> dict:
+        idx = bootstrap.stratified_indices(sizes, rng, samples)
+        reps = np.concatenate(list(_replicate_rhos(s, n, idx))) if len(s) else np.array([])
+        return {"rho": _number(float(spearman(s.ravel(), n.ravel()))), "ci": _finite_interval(reps), "n": s.size}
+
+    all_s = np.concatenate([scores[g] for g in names])
+    all_n = np.concatenate([lengths[g] for g in names])
+    out = block(all_s, all_n, [len(scores[g]) for g in names])
+    out["groups"] = {g: block(scores[g], lengths[g], [len(scores[g])]) for g in names}
+    return out
+
+
+def style_preference(
+    chosen: Mapping[str, np.ndarray],
+    rejected: Mapping[str, np.ndarray],
+    styles: Sequence[str],
+    rng: np.random.Generator,
+    samples: int,
+) -> dict:
+    """prefers / ties / n / ci per style pair, pooled over the groups and within each group."""
+    names = list(chosen)
+    per_group = {g: per_prompt_preference(chosen[g], rejected[g]) for g in names}
+    pairs = style_pairs(len(styles))
+
+    def block(prefers: np.ndarray, ties: np.ndarray, sizes: list[int]) -> dict:
+        idx = bootstrap.stratified_indices(sizes, rng, samples)
+        reps = prefers[idx].mean(axis=1)  # (samples, pairs)
+        return {
+            pair_name(styles, i, j): {
+                "prefers": float(prefers[:, k].mean()),
+                "ties": float(ties[:, k].mean()),
+                "n": 2 * len(prefers),  # (prompt, side) triples
+                "ci": bootstrap.interval(reps[:, k]),
+            }
+            for k, (i, j) in enumerate(pairs)
+        }
+
+    all_p = np.concatenate([per_group[g][0] for g in names])
+    all_t = np.concatenate([per_group[g][1] for g in names])
+    return {
+        "pairs": block(all_p, all_t, [len(per_group[g][0]) for g in names]),
+        "groups": {g: block(*per_group[g], [len(per_group[g][0])]) for g in names},
+    }
+
+
+def _lengths_of(records: Sequence[PromptScores], lengths: Lengths, width: int) -> np.ndarray:
+    rows = []
+    for rec in records:
+        if rec.id not in lengths:
+            raise DataError(f"prompt {rec.id}: no response lengths (the dataset does not hold this prompt)")
+        chosen, rejected = lengths[rec.id]
+        if len(chosen) != width or len(rejected) != width:
+            raise DataError(
+                f"prompt {rec.id}: {len(chosen)}+{len(rejected)} response lengths for {width}+{width} scores"
+            )
+        rows.append([*chosen, *rejected])
+    return np.asarray(rows, dtype=np.float64).reshape(len(records), 2 * width)
+
+
+def diagnose(
+    records: Sequence[PromptScores],
+    width: int,
+    styles: Sequence[str] = (),
+    lengths: Lengths | None = None,
+    seed: int = C.BOOTSTRAP_SEED,
+    samples: int | None = None,
+) -> dict | None:
+    """The summary's "style_bias": style pairs when `styles` name the `width` responses of a side, the length
+    correlation when `lengths` are given; None for a pairwise judge's results or when there is nothing to say."""
+    if not records or any(r.results is not None for r in records) or (len(styles) != width and lengths is None):
+        return None
+    rng = bootstrap.rng(seed)
+    count = C.BOOTSTRAP_SAMPLES if samples is None else samples
+    by_group: dict[str, list[PromptScores]] = {}
+    for rec in records:
+        by_group.setdefault(rec.group, []).append(rec)
+    chosen: dict[str, np.ndarray] = {}
+    rejected: dict[str, np.ndarray] = {}
+    for g in sorted(by_group):
+        ids = [r.id for r in by_group[g]]
+        chosen[g] = finite_matrix([r.chosen for r in by_group[g]], ids, "score_chosen", width)
+        rejected[g] = finite_matrix([r.rejected for r in by_group[g]], ids, "score_rejected", width)
+    out: dict = {}
+    if len(styles) == width and width > 1:
+        out |= {"styles": list(styles), **style_preference(chosen, rejected, styles, rng, count)}
+    if lengths is not None:
+        scores = {g: np.concatenate([chosen[g], rejected[g]], axis=1) for g in chosen}
+        lens = {g: _lengths_of(by_group[g], lengths, width) for g in chosen}
+        out["length_correlation"] = length_correlation(scores, lens, rng, count)
+    return out or None

@@ -1,0 +1,150 @@
+"""The command line: runs from flags alone (no YAML), -v after the subcommand, `--dry-run`, `status`, and every flag
+documented. Unit tests of the flag-to-config mapping; a real vLLM server for the runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import ssl
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import CpuServers
+from helpers_cli import CLI, cli, one_error_line, start_run, summary, wait_for_lines, write_config
+from helpers_data import require_rmbench
+
+from rmbench_client.cli import build_parser
+from rmbench_client.cli.run import config
+from rmbench_client.cli.status import status
+from rmbench_client.config import ClientOptions, RoleConfig
+from rmbench_client.errors import ConfigError
+from rmbench_client.model_kinds.factory import make_client
+
+
+def parse(*argv: str):
+    return build_parser().parse_args(list(argv))
+
+
+def test_flags_alone_make_a_reward_config():
+    args = parse("run", "--endpoint", "http://h:1", "--endpoint", "http://h:2", "--served-model", "rm", "-vv")
+    cfg = config(args)
+    assert args.verbose == 2  # -v after the subcommand
+    assert cfg.type == "reward" and cfg.model == "rm"  # named after the served model
+    assert cfg.roles["reward"].endpoints == ["http://h:1", "http://h:2"] and cfg.roles["reward"].served_model == "rm"
+
+
+def test_role_flags_imply_the_type_and_apply_to_every_role():
+    args = parse(
+        "run",
+        "--policy-endpoint", "http://p:1",
+        "--policy-model", "pi",
+        "--reference-endpoint", "http://r:1",
+        "--reference-model", "ref",
+        "--concurrency", "3",
+        "--judge-seed", "7",
+    )  # fmt: skip
+    cfg = config(args)
+    assert cfg.type == "dpo" and cfg.model == "pi" and cfg.judge.seed == 7 and cfg.seed == 0
+    assert {n: (r.served_model, r.concurrency) for n, r in cfg.roles.items()} == {
+        "policy": ("pi", 3),
+        "reference": ("ref", 3),
+    }
+    judge = config(parse("run", "--judge-endpoint", "http://j:1", "--served-model", "j", "--judge-order", "both"))
+    assert judge.type == "judge" and judge.roles["judge"].served_model == "j" and judge.judge.order == "both"
+
+
+def test_flags_override_a_config_file(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("model: m\nroles:\n  reward: {served_model: rm, endpoints: ['http://a:1'], concurrency: 4}\n")
+    cfg = config(parse("run", "--config", str(path), "--endpoint", "http://b:1"))
+    assert cfg.roles["reward"].endpoints == ["http://b:1"] and cfg.roles["reward"].concurrency == 4
+
+
+def test_a_run_needs_a_name_or_a_served_model():
+    with pytest.raises(ConfigError, match="no model given"):
+        config(parse("run", "--endpoint", "http://h:1"))
+
+
+def parsers(parser: argparse.ArgumentParser, name: str = "rmbench-client") -> list[tuple[str, argparse.ArgumentParser]]:
+    """The parser and every subcommand's, recursively."""
+    found = [(name, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub_name, sub in action.choices.items():
+                found += parsers(sub, f"{name} {sub_name}")
+    return found
+
+
+def test_every_flag_has_help_and_a_readable_metavar():
+    for name, parser in parsers(build_parser()):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            assert action.help, f"{name}: {action.option_strings or action.dest} has no help"
+            takes_value = action.nargs != 0 and not isinstance(action, argparse.BooleanOptionalAction)
+            if takes_value and action.choices is None:
+                assert action.metavar, f"{name}: {action.option_strings or action.dest} has no metavar"
+
+
+@pytest.mark.server
+def test_a_run_from_flags_alone_dry_run_then_status(cpu_servers: CpuServers, fault_data: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    flags = ["--endpoint", cpu_servers.urls["reward"], "--served-model", "tiny-reward", "--data", str(fault_data)]
+    flags += ["--out", str(out), "--limit", "12"]
+    plan = json.loads(cli("run", *flags, "--dry-run", "--json").stdout)
+    assert plan["prompts"] == 12 and plan["units"] == 72 and plan["stored_units"] == 0
+    assert plan["to_send"] <= 72 and not out.exists()  # nothing written
+
+    proc = cli("run", *flags, "-v", "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "INFO" in proc.stderr  # -v after the subcommand
+    assert summary(out)["model"] == "tiny-reward" and summary(out)["scored"] == 12
+
+    again = json.loads(cli("run", *flags, "--dry-run", "--json").stdout)
+    assert again["stored_prompts"] == 12 and again["to_send"] == 0 and again["stored_units"] == plan["to_send"]
+    more = json.loads(cli("run", *flags[:-1], "20", "--dry-run", "--json").stdout)
+    assert more["stored_prompts"] == 12 and more["pending_prompts"] == 8
+
+    found = status(out)
+    assert found["state"] == "not running" and found["scored"] == 12 and found["complete"] is False
+    assert any(r.startswith("--limit 12") for r in found["partial"])
+    text = subprocess.run([CLI, "status", str(out)], capture_output=True, text=True)
+    assert text.returncode == 0 and "scored 12 of 12 prompts, 0 failed" in text.stdout and "partial:" in text.stdout
+    assert "tiny-reward on rm-bench — partial" in text.stdout  # the table, once the run has ended
+
+
+@pytest.mark.server
+def test_status_of_a_running_run(cpu_servers: CpuServers, fault_data: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    config_file = write_config(tmp_path / "c.yaml", [cpu_servers.urls["reward"]])
+    run = start_run(config_file, fault_data, out, "--limit", "100")
+    try:
+        wait_for_lines(out, 5, run)
+        found = status(out)
+        assert found["state"] == "running" and found["pid"] == run.pid and found["scored"] >= 5
+    finally:
+        run.terminate()
+        run.communicate(timeout=60)
+    assert status(out)["state"] == "not running" and status(out)["aborted"] == "interrupted by SIGTERM"
+
+
+def test_an_unset_api_key_env_is_an_error_never_a_fallback(tmp_path, monkeypatch):
+    monkeypatch.setenv("RMBENCH_API_KEY", "sk-general-key")  # must not be sent in place of the role's own key
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    path = tmp_path / "c.yaml"
+    role = "{served_model: rm, endpoints: ['http://127.0.0.1:9'], api_key_env: NO_SUCH_KEY_VAR}"
+    path.write_text(f"model: m\nroles:\n  reward: {role}\n")
+    proc = cli("run", "--config", str(path), "--data", str(require_rmbench()), "--out", str(tmp_path / "out"))
+    line = one_error_line(proc, 2, "role reward", "NO_SUCH_KEY_VAR", "not set")
+    assert "sk-general-key" not in line
+
+
+def test_tls_verification_is_per_role():
+    strict = RoleConfig(served_model="a", endpoints=["https://a.test"])
+    lax = RoleConfig(served_model="b", endpoints=["https://b.test"], verify_tls=False)
+    modes = {}
+    for name, role in (("strict", strict), ("lax", lax)):
+        client = make_client(role, ClientOptions())
+        modes[name] = client._transport._pool._ssl_context.verify_mode  # type: ignore[attr-defined]
+    assert modes == {"strict": ssl.CERT_REQUIRED, "lax": ssl.CERT_NONE}
