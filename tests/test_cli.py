@@ -146,5 +146,5 @@ def test_tls_verification_is_per_role():
     modes = {}
     for name, role in (("strict", strict), ("lax", lax)):
         client = make_client(role, ClientOptions())
-        modes[name] = client._transport._pool._ssl_context.verify_mode  # type: ignore[attr-defined]
+        modes[name] = client._transport.ssl_context().verify_mode  # type: ignore[attr-defined]
     assert modes == {"strict": ssl.CERT_REQUIRED, "lax": ssl.CERT_NONE}

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SERVER_PYTHON
+from conftest import REPO, SERVER_PYTHON, port
 from helpers_data import require_rmbench
 
 from rmbench_client.config import RunConfig
+from rmbench_client.launcher import start_servers, stop_servers
 from rmbench_client.model_kinds.dpo import reduce, response_start
 from rmbench_client.runner import run
 from rmbench_client.score_files.reader import read_scores
@@ -108,6 +109,31 @@ def test_dpo_matches_transformers(cpu_servers, small_data, transformers_values, 
     ]
     assert all(len(p) > 0 for p in ref["policy"])
     assert_close(samples(result.out_dir), index, expected, 1e-3)
+    # the launcher starts DPO roles with --enable-scale-out: log-probs come from the token-in/token-out endpoint
+    paths = result.summary["identity"]["logprobs_path"]
+    assert set(paths.values()) == {"/inference/v1/generate"} and "policy" in paths
+
+
+def test_dpo_without_the_token_endpoint_falls_back_to_completions(
+    cpu_servers, small_data, transformers_values, tmp_path
+):
+    """A policy server started without --enable-scale-out (403 on /inference/v1/generate): /v1/completions, the
+    same numbers, and the summary's identity says which path scored the run."""
+    index, ref = transformers_values
+    url = f"http://127.0.0.1:{port(71)}"
+    policy = cpu_servers.config.roles["policy"]
+    serve = policy.serve.model_copy(update={"extra_args": ["--no-enable-scale-out"]})
+    role = policy.model_copy(update={"endpoints": [url], "serve": serve})
+    cfg = config_for(cpu_servers, tmp_path, data=str(small_data), type="dpo", model="tiny-dpo",
+                     dpo={"reward": "sum", "template": "auto"}, roles={"policy": role.model_dump()})  # fmt: skip
+    state = tmp_path / "servers"
+    start_servers(cfg, repo_root=REPO, state_dir=state)
+    try:
+        result = run(cfg, progress=False)
+    finally:
+        stop_servers(state)
+    assert result.all_scored and result.summary["identity"]["logprobs_path"] == {"policy": "/v1/completions"}
+    assert_close(samples(result.out_dir), index, [reduce("sum", p, None) for p in ref["policy"]], 1e-3)
 
 
 def test_user_template_and_doubled_bos(cpu_servers, small_data, transformers_values, tmp_path):

@@ -196,13 +196,13 @@ def test_a_minus_infinity_log_prob_is_the_samples_failure(cpu_servers: CpuServer
     answers = {"n": 0}
 
     def minus_inf(path: str, body: bytes) -> bytes:
-        if path != "/v1/completions":
+        if path != "/inference/v1/generate":  # the launcher's DPO servers answer it (--enable-scale-out)
             return body
         answers["n"] += 1
-        if answers["n"] == 1:
-            return body  # the start-up fingerprint stays real
+        if answers["n"] <= 2:
+            return body  # the start-up checks (the endpoint's probe, the fingerprint) stay real
         data = json.loads(body)
-        entry = data["choices"][0]["prompt_logprobs"][-1]
+        entry = data["prompt_logprobs"][-1]
         entry[next(iter(entry))]["logprob"] = float("-inf")
         return json.dumps(data).encode()  # written as -Infinity, as Python's json and vLLM do
 

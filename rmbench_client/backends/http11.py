@@ -43,7 +43,8 @@ class Http11Transport(httpx.AsyncBaseTransport):
         self._read_timeout = read_timeout
         self._idle: dict[tuple[str, str, int], deque[_Conn]] = {}
 
-    def _context(self) -> ssl.SSLContext:
+    def ssl_context(self) -> ssl.SSLContext:
+        """The TLS context of https endpoints (verifying certificates unless the role says not to)."""
         if self._ssl is None:
             ctx = ssl.create_default_context()
             if not self._verify:
@@ -53,7 +54,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
         return self._ssl
 
     async def _connect(self, scheme: str, host: str, port: int, request: httpx.Request) -> _Conn:
-        tls = self._context() if scheme == "https" else None
+        tls = self.ssl_context() if scheme == "https" else None
         try:
             async with asyncio.timeout(self._connect_timeout):
                 reader, writer = await asyncio.open_connection(host, port, ssl=tls, limit=_MAX_HEAD)
@@ -184,7 +185,7 @@ def _parse_head(raw: bytes, request: httpx.Request) -> tuple[int, list[tuple[byt
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts = []
+    parts: list[bytes] = []
     while True:
         size = int((await reader.readuntil(_CRLF)).split(b";", 1)[0].strip(), 16)
         if size == 0:

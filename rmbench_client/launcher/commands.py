@@ -88,7 +88,10 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
     if role == "reward" and not any(a.startswith("--pooler-config") for a in spec.extra_args):
         cmd += ["--pooler-config", REWARD_POOLER]
     if role in ("policy", "reference"):
-        cmd += [flag for flag in C.LOGPROB_SERVER_FLAGS if flag not in spec.extra_args]
+        # a flag the config turns off itself (`--no-enable-scale-out`) is left to it
+        cmd += [
+            f for f in C.LOGPROB_SERVER_FLAGS if f not in spec.extra_args and f"--no-{f[2:]}" not in spec.extra_args
+        ]
     return cmd + list(spec.extra_args)
 
 

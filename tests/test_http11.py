@@ -1,0 +1,143 @@
+"""The client's HTTP/1.1 transport against a real loopback server, and vLLM prompt log-prob parsing."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import httpx
+import pytest
+
+from rmbench_client.backends.http11 import Http11Transport
+from rmbench_client.backends.vllm import token_logprobs
+from rmbench_client.errors import SampleError, ShapeError
+
+
+class Server:
+    """Answers every request with `answer` (raw bytes after the head) and counts connections."""
+
+    def __init__(self, answer: bytes, close_after: int | None = None, delay: float = 0.0) -> None:
+        self.answer = answer
+        self.close_after = close_after
+        self.delay = delay
+        self.connections = 0
+        self.bodies: list[bytes] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        served = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    (int(x.split(b":")[1]) for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")), 0
+                )
+                self.bodies.append(await reader.readexactly(length))
+                await asyncio.sleep(self.delay)
+                writer.write(self.answer)
+                await writer.drain()
+                served += 1
+                if self.close_after is not None and served >= self.close_after:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the client left, or the test ended while a request was open
+        finally:
+            writer.close()
+
+    async def __aenter__(self) -> str:
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        await asyncio.sleep(0.01)  # the handlers see their connections end and close their side
+
+
+OK = b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"a": [1]}\n'
+
+
+def run(coro):  # noqa: ANN001, ANN201
+    return asyncio.run(coro)
+
+
+def test_kept_alive_connection_is_reused_and_the_body_arrives():
+    async def go() -> tuple[int, list[bytes], list[object]]:
+        server = Server(OK)
+        async with server as url, httpx.AsyncClient(transport=Http11Transport()) as client:
+            answers = [(await client.post(url + "/x", content=b"hello")).json() for _ in range(3)]
+        return server.connections, server.bodies, answers
+
+    connections, bodies, answers = run(go())
+    assert connections == 1 and bodies == [b"hello"] * 3 and answers == [{"a": [1]}] * 3
+
+
+def test_chunked_answer_is_decoded():
+    chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n5\r\n: 2}\n\r\n0\r\n\r\n"
+
+    async def go() -> object:
+        async with Server(chunked) as url, httpx.AsyncClient(transport=Http11Transport()) as client:
+            return (await client.get(url + "/x")).json()
+
+    assert run(go()) == {"a": 2}
+
+
+def test_a_connection_the_server_closed_is_replaced():
+    async def go() -> tuple[int, list[int]]:
+        server = Server(OK, close_after=1)
+        async with server as url, httpx.AsyncClient(transport=Http11Transport()) as client:
+            statuses = []
+            for _ in range(3):
+                statuses.append((await client.get(url + "/x")).status_code)
+                await asyncio.sleep(0.05)  # the server's close reaches the client first
+        return server.connections, statuses
+
+    connections, statuses = run(go())
+    assert statuses == [200, 200, 200] and connections == 3
+
+
+def test_refused_and_slow_servers_raise_httpx_errors():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+
+    async def refused() -> None:
+        async with httpx.AsyncClient(transport=Http11Transport()) as client:
+            await client.get(f"http://127.0.0.1:{free}/x")
+
+    with pytest.raises(httpx.ConnectError):
+        run(refused())
+
+    async def slow() -> None:
+        async with Server(OK, delay=1.0) as url, httpx.AsyncClient(transport=Http11Transport(read_timeout=0.1)) as c:
+            await c.get(url + "/x")
+
+    with pytest.raises(httpx.ReadTimeout):
+        run(slow())
+
+
+def entries(values: list[object], ids: list[int]) -> list[object]:
+    return [None] + [{str(t): {"logprob": v, "rank": 1, "decoded_token": None}} for t, v in zip(ids[1:], values)]
+
+
+def test_token_logprobs_reads_the_actual_tokens():
+    assert token_logprobs([5, 6, 7], entries([-0.5, -1.5], [5, 6, 7]), "w") == [-0.5, -1.5]
+
+
+@pytest.mark.parametrize(
+    ("values", "ids", "error", "message"),
+    [
+        ([-0.5, -9999.0], [5, 6, 7], SampleError, "non-finite log-prob"),  # vLLM's stand-in for -inf
+        ([-0.5, float("nan")], [5, 6, 7], SampleError, "non-finite log-prob"),
+        ([-0.5, True], [5, 6, 7], ShapeError, "not a number"),
+        ([-0.5], [5, 6, 7], ShapeError, "2 entries for 3 tokens"),
+    ],
+)
+def test_token_logprobs_refuses_what_cannot_be_scored(values, ids, error, message):
+    with pytest.raises(error, match=message):
+        token_logprobs(ids, entries(values, ids), "http://x/inference/v1/generate")
+
+
+def test_token_logprobs_names_a_missing_token():
+    wrong = entries([-0.5, -1.0], [5, 6, 8])
+    with pytest.raises(ShapeError, match="no log-prob for token 7 at position 2"):
+        token_logprobs([5, 6, 7], wrong, "w")
