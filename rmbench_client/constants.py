@@ -123,6 +123,7 @@ MAX_CONCURRENCY_PER_ENDPOINT = 8
 # prompts being scored at once, per request slot of all endpoints: enough to keep every slot busy, few enough
 # that a release wakes a handful of waiters rather than every prompt of the benchmark
 PROMPTS_IN_FLIGHT_PER_SLOT = 2
+PROMPTS_PER_STORE_READ = 512  # prompts rendered, keyed and looked up in the store at a time
 MAX_RETRIES = 8
 RETRY_INITIAL_DELAY_S = 0.5
 RETRY_MAX_DELAY_S = 30.0

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from . import benchmarks
 from . import constants as C
 from .config import RunConfig, dump_config
@@ -75,7 +77,7 @@ def sample_line(bench: benchmarks.Benchmark, ex: Example, scores: PromptScores) 
     line = bench.sample_line(ex, scores)
     if scores.details is not None:
         line["details"] = scores.details
-    return json.dumps(line, ensure_ascii=False) + "\n"
+    return orjson.dumps(line).decode() + "\n"  # several times faster than json.dumps; scores are never NaN
 
 
 def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = True) -> dict[str, Any] | None:
@@ -108,17 +110,17 @@ class _Scoring:
 
     async def run(self, examples: list[Example], outcome: Outcome, progress: bool, in_flight: int) -> None:
         self.prefix = key_prefix(outcome.identity)
-        pending = self._pending(examples, outcome)
-        self.samples.flush()
-        with ProgressBar(len(pending), progress) as bar:
-            queue = iter(pending)
+        with ProgressBar(len(examples), progress) as bar:
+            # shared by the workers; it renders and keys a chunk of prompts at a time, so a large dataset's
+            # rendered texts are never all held at once
+            queue = self._pending(examples, outcome, bar)
 
             async def worker() -> None:
-                for ex, units, keys in queue:  # shared iterator: each worker takes the next prompt when it is free
+                for ex, units, keys in queue:  # each worker takes the next prompt when it is free
                     await self._one(ex, units, keys, outcome)
                     bar.advance()
 
-            tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(in_flight, len(pending))))]
+            tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(in_flight, len(examples))))]
             try:
                 done_tasks, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
                 for task in done_tasks:
@@ -128,10 +130,12 @@ class _Scoring:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
 
-    def _pending(self, examples: list[Example], outcome: Outcome) -> list[tuple[Example, list[Unit], list[str]]]:
-        """The prompts with units not yet stored; those already complete in the store are finished here."""
-        pending = []
-        for chunk in _chunks(examples, 512):  # the store is read a chunk of prompts at a time
+    def _pending(
+        self, examples: list[Example], outcome: Outcome, bar: ProgressBar
+    ) -> Iterator[tuple[Example, list[Unit], list[str]]]:
+        """The prompts with units not yet stored, a chunk at a time; those already complete in the store are
+        finished here."""
+        for chunk in _chunks(examples, C.PROMPTS_PER_STORE_READ):
             keyed = []
             for ex in chunk:
                 try:
@@ -139,12 +143,15 @@ class _Scoring:
                 except ConfigError as exc:  # e.g. a chat template that refuses this conversation
                     outcome.failures[ex.id] = str(exc)
             done = self.store.get_many(k for _, _, keys in keyed for k in keys)
+            todo = []
             for ex, units, keys in keyed:
                 if all(k in done for k in keys):
                     self._finish(ex, [done[k] for k in keys], outcome)
+                    bar.advance()
                 else:
-                    pending.append((ex, units, keys))
-        return pending
+                    todo.append((ex, units, keys))
+            self.samples.flush()
+            yield from todo
 
     async def _one(self, ex: Example, units: list[Unit], keys: list[str], outcome: Outcome) -> None:
         stored = self.store.get_many(keys)  # a prompt sharing units with one scored earlier reuses them

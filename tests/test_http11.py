@@ -72,7 +72,7 @@ def test_kept_alive_connection_is_reused_and_the_body_arrives():
 
 
 def test_chunked_answer_is_decoded():
-    chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n5\r\n: 2}\n\r\n0\r\n\r\n"
+    chunked = b'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{"a"\r\n5\r\n: 2}\n\r\n0\r\n\r\n'
 
     async def go() -> object:
         async with Server(chunked) as url, httpx.AsyncClient(transport=Http11Transport()) as client:
@@ -116,7 +116,9 @@ def test_refused_and_slow_servers_raise_httpx_errors():
 
 
 def entries(values: list[object], ids: list[int]) -> list[object]:
-    return [None] + [{str(t): {"logprob": v, "rank": 1, "decoded_token": None}} for t, v in zip(ids[1:], values)]
+    """vLLM's prompt_logprobs for `ids`, the first `len(values)` positions after the first given."""
+    given = zip(ids[1 : 1 + len(values)], values, strict=True)
+    return [None] + [{str(t): {"logprob": v, "rank": 1, "decoded_token": None}} for t, v in given]
 
 
 def test_token_logprobs_reads_the_actual_tokens():
@@ -128,7 +130,8 @@ def test_token_logprobs_reads_the_actual_tokens():
     [
         ([-0.5, -9999.0], [5, 6, 7], SampleError, "non-finite log-prob"),  # vLLM's stand-in for -inf
         ([-0.5, float("nan")], [5, 6, 7], SampleError, "non-finite log-prob"),
-        ([-0.5, True], [5, 6, 7], ShapeError, "not a number"),
+        ([-0.5, True], [5, 6, 7], ShapeError, "above 0"),
+        ([-0.5, "x"], [5, 6, 7], ShapeError, "not a number"),
         ([-0.5], [5, 6, 7], ShapeError, "2 entries for 3 tokens"),
     ],
 )

@@ -105,7 +105,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
                         raise _Stale from None
                     raise
                 answered = True
-                status, headers, keep_alive, length, chunked = _parse_head(raw, request)
+                status, reason, headers, keep_alive, length, chunked = _parse_head(raw, request)
                 if chunked:
                     content = await _read_chunked(reader)
                 elif length is not None:
@@ -130,7 +130,9 @@ class Http11Transport(httpx.AsyncBaseTransport):
             idle.append(conn)
         else:
             conn.close()
-        return httpx.Response(status, headers=headers, content=content, request=request)
+        # the reason phrase as sent: httpx would otherwise look it up for its log line on every request
+        extensions = {"http_version": b"HTTP/1.1", "reason_phrase": reason}
+        return httpx.Response(status, headers=headers, content=content, request=request, extensions=extensions)
 
     async def aclose(self) -> None:
         for conns in self._idle.values():
@@ -160,7 +162,9 @@ def _request_head(request: httpx.Request, body: bytes) -> bytes:
     return _CRLF.join(lines) + b"\r\n\r\n"
 
 
-def _parse_head(raw: bytes, request: httpx.Request) -> tuple[int, list[tuple[bytes, bytes]], bool, int | None, bool]:
+def _parse_head(
+    raw: bytes, request: httpx.Request
+) -> tuple[int, bytes, list[tuple[bytes, bytes]], bool, int | None, bool]:
     lines = raw[:-4].split(_CRLF)
     parts = lines[0].split(b" ", 2)
     if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
@@ -181,7 +185,7 @@ def _parse_head(raw: bytes, request: httpx.Request) -> tuple[int, list[tuple[byt
         elif low == b"connection":
             keep_alive = value.lower() != b"close"
         headers.append((name, value))
-    return status, headers, keep_alive, length, chunked
+    return status, parts[2] if len(parts) > 2 else b"", headers, keep_alive, length, chunked
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:

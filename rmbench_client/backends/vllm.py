@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..errors import EndpointError, SampleError, ShapeError
 from .base import Endpoint, Messages
 from .schemas import ModelList, PoolingResponse, TokenizeResponse, parse
@@ -23,7 +25,28 @@ def finite(values: list[float], where: str, what: str = "reward") -> list[float]
     return values
 
 
+def _plain_outputs(body: Any) -> list[list[float]] | None:
+    """The common answer (a list of {"index": i, "data": [numbers]} in order) read directly; None for any other
+    shape, which `PoolingResponse` then validates (and names the field of an error)."""
+    try:
+        items = body["data"]
+        out = []
+        for i, item in enumerate(items):
+            values = item["data"]
+            if item.get("index", 0) != i or type(values) is not list or not values:
+                return None
+            if not all(type(v) is float or type(v) is int for v in values):
+                return None
+            out.append(values)
+        return out
+    except (TypeError, KeyError, AttributeError):
+        return None
+
+
 def _outputs(body: Any, expected: int, where: str) -> list[list[float]]:
+    plain = _plain_outputs(body)
+    if plain is not None and len(plain) == expected:
+        return [finite([float(v) for v in values], where) for values in plain]
     response = parse(PoolingResponse, body, where)
     if len(response.data) != expected:
         raise ShapeError(f"{where}: unexpected answer: {len(response.data)} results for {expected} inputs")
@@ -175,12 +198,16 @@ def token_logprobs(seq: list[int], entries: Any, where: str) -> list[float]:
             out.append(entries[t][str(seq[t])]["logprob"])
     except (KeyError, TypeError, IndexError):
         raise ShapeError(f"{where}: unexpected answer: no log-prob for token {seq[t]} at position {t}") from None
-    if not all(type(v) is float or type(v) is int for v in out):  # bool is not a number here
-        raise ShapeError(f"{where}: unexpected answer: a log-prob that is not a number ({out[:4]})")
+    try:
+        values = np.asarray(out, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ShapeError(f"{where}: unexpected answer: a log-prob that is not a number ({out[:4]})") from None
     # NaN, +-inf and vLLM's stand-in for -inf: never scored, never stored
-    if not all(CLAMPED_LOGPROB < v < math.inf for v in out):
+    if not ((values > CLAMPED_LOGPROB) & (values < math.inf)).all():
         bad = [v for v in out if not CLAMPED_LOGPROB < v < math.inf]
         raise SampleError(f"{where}: the server returned a non-finite log-prob {bad[:8]}")
+    if (values > 0.0).any():  # log_softmax is never above 0 (a boolean true would read as 1.0)
+        raise ShapeError(f"{where}: unexpected answer: a log-prob above 0 ({values.max()})")
     return out
 
 

@@ -21,7 +21,6 @@ from ..model_identity import preflight
 from .base import ModelKind
 from .baseline import BaselineModel
 from .dpo import DpoModel
-from .judge import JudgeModel
 from .reward import RewardModel
 
 
@@ -84,6 +83,8 @@ async def open_model_kind(
         elif cfg.type == "judge":
             if cfg.roles["judge"].backend not in JUDGE_BACKENDS:
                 raise ConfigError(f"role judge: needs an OpenAI-compatible chat endpoint ({', '.join(JUDGE_BACKENDS)})")
+            from .judge import JudgeModel  # openai: seconds of imports that other runs never need
+
             model = JudgeModel(pools["judge"], cfg.judge, judge_mode, served["judge"])
         else:
             kinds = {cfg.roles[r].backend for r in cfg.roles_used()}
