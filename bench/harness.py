@@ -127,12 +127,12 @@ def config(
             "policy": {
                 "served_model": "bench-policy",
                 "endpoints": urls[:1],
-                "serve": serve_spec("policy", cpus=[policy]),
+                "serve": serve_spec("policy", models, cpus=[policy]),
             },
             "reference": {
                 "served_model": "bench-reference",
                 "endpoints": urls[1:2],
-                "serve": serve_spec("reference", cpus=[reference]),
+                "serve": serve_spec("reference", models, cpus=[reference]),
             },
         }
         model = "bench-dpo"

@@ -29,6 +29,9 @@ def cpu_share(rows: list[dict[str, Any]], client: str = "client_cpu_s") -> float
     return median([r[client] / (r[client] + r["server_cpu_s"]) for r in rows])
 
 
+NAN = float("nan")
+
+
 def logprob_tax(row: dict[str, Any]) -> float:
     """(the servers' HTTP processes' CPU + the client's CPU) / the engines' CPU, of one DPO run."""
     threads = row["server_threads_cpu_s"]
@@ -41,16 +44,19 @@ def scale_ratios(b: Bench) -> dict[str, float]:
     """P7-P10: the client's own costs (one repetition each)."""
 
     def per_seq(key: str) -> float:
-        return 1000 * median([r["client_cpu_s"] / r["sent"] for r in b.raw[key]])
+        return 1000 * median([r["client_cpu_s"] / r["sent"] for r in b.raw[key]]) if key in b.raw else NAN
+
+    def first(key: str, field: str) -> float:
+        return float(b.raw[key][0][field]) if key in b.raw else NAN  # a scale step that failed: NaN
 
     out = {
         "p7_client_cpu_ms_per_sequence_reward": per_seq("p4_scale_client_tiny"),
         "p7_client_cpu_ms_per_sequence_dpo": per_seq("p7_dpo_client_tiny"),
-        "p9_client_peak_rss_mb_dpo": b.raw["p9_client_dpo_process"][0]["peak_rss_mb"],
-        "p9_client_peak_rss_mb_pairwise": b.raw["p9_client_pairwise_process"][0]["peak_rss_mb"],
-        "p10_client_fixed_cpu_s": b.raw["p10_client_one_prompt"][0]["client_cpu_s"],
+        "p9_client_peak_rss_mb_dpo": first("p9_client_dpo_process", "peak_rss_mb"),
+        "p9_client_peak_rss_mb_pairwise": first("p9_client_pairwise_process", "peak_rss_mb"),
+        "p10_client_fixed_cpu_s": first("p10_client_one_prompt", "client_cpu_s"),
     }
-    return out | sim_ratios(b.raw)
+    return out | (sim_ratios(b.raw) if "p8_sim_16_endpoints" in b.raw else {})
 
 
 def sim_ratios(raw: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
@@ -64,7 +70,7 @@ def sim_ratios(raw: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
 def ratios(b: Bench) -> dict[str, float]:
     client = b.med("p1_client_reward")
     scoring = median([r["scoring_s"] for r in b.raw["p1_client_reward"]])
-    scale = b.raw["p4_scale_client_tiny"]
+    scale = b.raw.get("p4_scale_client_tiny", [{"client_cpu_s": NAN, "server_cpu_s": NAN, "sent": 1}])
     return {
         # the client on one server per core vs the engine with every core: each at its best on this machine
         "p1_vs_offline": b.med("p1_offline_all_cores") / client,
@@ -133,6 +139,8 @@ def table(b: Bench, sequences: int, prompts: int, r: dict[str, float]) -> str:
         f"{'':3} {'what':46} {'median s':>9} {'seq/s':>8} {'min..max s':>13} {'client cpu':>10} {'bg cores':>8}",
     ]
     for part, what, key in ROWS:
+        if key not in b.raw:
+            continue  # a scale step that failed (its error is in the checks)
         walls = b.walls(key)
         n = b.raw[key][0].get("sent", sequences)
         bg = median([x["background_cores"] or 0.0 for x in b.raw[key]])
@@ -142,8 +150,9 @@ def table(b: Bench, sequences: int, prompts: int, r: dict[str, float]) -> str:
         lines.append(
             f"{part:3} {what:46} {median(walls):9.2f} {n / median(walls):8.2f} {span:>13} {cpu_text} {bg:8.2f}"
         )
-    scale = b.raw["p4_scale_client_tiny"][0]
-    lines.append(f"    (scale run: {scale['sent']} sequences, every prompt, tiny model, 1 repetition)")
+    if "p4_scale_client_tiny" in b.raw:
+        scale = b.raw["p4_scale_client_tiny"][0]
+        lines.append(f"    (scale run: {scale['sent']} sequences, every prompt, tiny model, 1 repetition)")
     lines += ["", f"{'ratio (client / other)':40} {'value':>8}  target"]
     for key, value in r.items():
         op, target = TARGETS.get(key, ("", None))

@@ -103,9 +103,14 @@ def main() -> int:
         for rep in range(REPEATS):
             b.repetition(rep, data, pairs_file)
             background[f"after_repetition_{rep + 1}"] = other_processes()
-        scale.tiny_runs(b.add)
-        scale.sim_runs(b.add)
-        scale.pairwise_memory(b.add)
+        for step in (scale.tiny_runs, scale.sim_runs, scale.pairwise_memory):
+            try:
+                step(b.add)
+            except Exception as exc:  # a failed scale step leaves P1-P5 (an hour's work) to be written
+                log.exception("%s failed", step.__name__)
+                b.checks[f"{step.__name__}_error"] = repr(exc)
+            finally:
+                launcher.stop_servers(STATE)
     finally:
         launcher.stop_servers(STATE)
     facts["loadavg_at_end"] = os.getloadavg()

@@ -51,7 +51,8 @@ def profiled(name: str, fn: Any) -> Any:
 
 def tiny_runs(add: Any) -> None:
     """Every prompt with the tiny models (the first QUICK_SCALE_PROMPTS in a quick run): reward on one endpoint,
-    DPO on two; measured, then once more profiled (the profile is written, the timing kept from the first)."""
+    DPO on two; measured, then the first QUICK_SCALE_PROMPTS once more under cProfile (the profile is written, the
+    timing kept from the measured run)."""
     tiny_models()
     limit = B.QUICK_SCALE_PROMPTS if QUICK else None
     port = [B.PORTS[5]]
@@ -61,7 +62,7 @@ def tiny_runs(add: Any) -> None:
         client_run(config("reward", DATA_DIR, "client-reward-tiny-warmup", port, limit=2, models=TINY_MODELS))
         sample, phases = measure(lambda: client_run(reward), pgids)
         add("p4_scale_client_tiny", sample, **phases)
-        profiled("reward-tiny", lambda: client_run(reward))
+        profiled("reward-tiny", lambda: client_run(reward.model_copy(update={"limit": B.QUICK_SCALE_PROMPTS})))
     ports = list(B.PORTS[1:3])
     dpo = config("dpo", DATA_DIR, "client-dpo-tiny-scale", ports, limit=limit, models=TINY_MODELS)
     with servers(dpo) as started:
@@ -69,11 +70,11 @@ def tiny_runs(add: Any) -> None:
         client_run(config("dpo", DATA_DIR, "client-dpo-tiny-warmup", ports, limit=2, models=TINY_MODELS))
         sample, phases = measure(lambda: client_run(dpo), pgids)
         add("p7_dpo_client_tiny", sample, **phases)
-        profiled("dpo-tiny", lambda: client_run(dpo))
+        profiled("dpo-tiny", lambda: client_run(dpo.model_copy(update={"limit": B.QUICK_SCALE_PROMPTS})))
         peak, cpu = cli_run(dpo, "p9-dpo")
         add("p9_client_dpo_process", Sample(0.0, cpu, 0.0, 0.0, 0.0), peak_rss_mb=peak)
         one = config("dpo", DATA_DIR, "client-dpo-tiny-one", ports, limit=1, models=TINY_MODELS)
-        peak, cpu = cli_run(one, "p10-one-prompt")
+        peak, cpu = cli_run(one, "p10-one-prompt", ["--no-heatmaps"])  # reports only where asked
         add("p10_client_one_prompt", Sample(0.0, cpu, 0.0, 0.0, 0.0), peak_rss_mb=peak)
 
 
