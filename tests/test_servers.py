@@ -375,3 +375,15 @@ def test_a_served_key_is_required_and_never_written(
                 assert secret.encode() not in path.read_bytes(), path  # state.json, the server's log
     finally:
         stop_servers(tmp_path)
+
+
+def test_dpo_roles_get_the_token_endpoint_unless_the_config_turns_it_off() -> None:
+    cfg = load_config(REPO / "configs" / "cpu-demo.yaml")
+    for role in ("policy", "reference"):
+        assert "--enable-scale-out" in server_command(role, cfg.roles[role], "http://127.0.0.1:8702", REPO)
+    assert "--enable-scale-out" not in server_command("reward", cfg.roles["reward"], "http://127.0.0.1:8701", REPO)
+    policy = cfg.roles["policy"]
+    assert policy.serve is not None
+    off = policy.model_copy(update={"serve": policy.serve.model_copy(update={"extra_args": ["--no-enable-scale-out"]})})
+    cmd = server_command("policy", off, "http://127.0.0.1:8702", REPO)
+    assert "--enable-scale-out" not in cmd and cmd[-1] == "--no-enable-scale-out"
