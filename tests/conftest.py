@@ -100,6 +100,21 @@ def reference_scores() -> ReferenceScores:
     return run
 
 
+def transformers_reference(models_dir: Path, pairs: list[list[Any]]) -> dict[str, Any]:
+    """Rewards and response-token log-probs of (prompt, response) pairs computed in-process by transformers
+    (tests/transformers_reference.py in .venv-server), from the models' own chat template."""
+    request = {f"{role}_dir": str(models_dir / role) for role in ("reward", "policy", "reference")}
+    proc = subprocess.run(
+        [str(SERVER_PYTHON), str(REPO / "tests" / "transformers_reference.py")],
+        input=json.dumps({**request, "pairs": pairs}),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    return dict(json.loads(proc.stdout))
+
+
 FAULT_FILES = ("chat_filtered.json", "safety-response_filtered.json")
 
 

@@ -13,13 +13,17 @@ import yaml
 
 CLI = str(Path(sys.executable).with_name("rmbench-client"))
 RUN_TIMEOUT = 300
+# The tiny reward model's own template, rendered by the client: a prompt's six sequences go out in one request.
+TINY_REWARD_TEMPLATE = Path(__file__).resolve().parents[1] / "models" / "tiny" / "reward" / "tokenizer_config.json"
 
 
 def write_config(path: Path, endpoints: list[str], **extra) -> Path:
+    """A config of the tiny reward model on these endpoints, its template rendered by the client."""
     cfg = {
         "benchmark": "rm-bench",
         "model": "tiny-reward",
         "roles": {"reward": {"served_model": "tiny-reward", "endpoints": endpoints}},
+        "reward": {"template": str(TINY_REWARD_TEMPLATE)},
         **extra,
     }
     path.write_text(yaml.safe_dump(cfg))

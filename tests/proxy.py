@@ -8,6 +8,7 @@ answer (e.g. a NaN reward). Bounded: it serves only while the test holds it, on 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import socket
 import struct
@@ -17,6 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
+
+
+def _units(body: bytes) -> int:
+    """How many sequences a request asks for: the length of a list `input`, else one."""
+    try:
+        inputs = json.loads(body).get("input") if body else None
+    except (ValueError, AttributeError):
+        return 1
+    return len(inputs) if isinstance(inputs, list) else 1
 
 
 @dataclass
@@ -37,6 +47,7 @@ class FaultProxy:
     rewrite: Callable[[str, bytes], bytes] | None = None
     seed: int = 0
     counts: Counter[str] = field(default_factory=Counter)
+    units: Counter[str] = field(default_factory=Counter)  # sequences asked for per path (a list `input` counts each)
     injected: Counter[str] = field(default_factory=Counter)
     auth_headers: list[str] = field(default_factory=list)
     port: int = 0
@@ -89,6 +100,7 @@ class FaultProxy:
                 lower = {k.lower(): v for k, v in headers.items()}
                 body = await reader.readexactly(int(lower.get("content-length", "0")))
                 self.counts[path] += 1
+                self.units[path] += _units(body)
                 if "authorization" in lower:
                     self.auth_headers.append(lower["authorization"])
                 if not await self._forward(method, path, lower, body, writer):

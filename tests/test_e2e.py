@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, SERVER_PYTHON, port
+from conftest import REPO, port, transformers_reference
 from helpers_data import require_rmbench
 
 from rmbench_client.config import RunConfig
@@ -55,18 +55,7 @@ def transformers_values(cpu_servers, small_data) -> tuple[dict, dict]:
                 for style, text in enumerate(rec[side]):
                     pairs.append([rec["prompt"], text])
                     keys.append((f"{sub}/{rec['id']}", side, style))
-    m = cpu_servers.models_dir
-    request = {"reward_dir": str(m / "reward"), "policy_dir": str(m / "policy"), "reference_dir": str(m / "reference")}
-    proc = subprocess.run(
-        [str(SERVER_PYTHON), str(REPO / "tests" / "transformers_reference.py")],
-        input=json.dumps({**request, "pairs": pairs}),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-    )
-    out = json.loads(proc.stdout)
-    return {k: i for i, k in enumerate(keys)}, out
+    return {k: i for i, k in enumerate(keys)}, transformers_reference(cpu_servers.models_dir, pairs)
 
 
 def samples(out_dir: Path) -> dict[str, dict]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, SERVER_PYTHON, CpuServers
+from conftest import CpuServers, transformers_reference
 from helpers_cli import CLI
 from hub_schemas import (
     FILTERED_SCHEMA,
@@ -79,17 +79,7 @@ def multi_turn_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def transformers_multi_turn(cpu_servers: CpuServers) -> dict:
     pairs = [[r["question"], r[side]] for r in MULTI_TURN for side in ("good", "bad")]
-    m = cpu_servers.models_dir
-    request = {"reward_dir": str(m / "reward"), "policy_dir": str(m / "policy"), "reference_dir": str(m / "reference")}
-    proc = subprocess.run(
-        [str(SERVER_PYTHON), str(REPO / "tests" / "transformers_reference.py")],
-        input=json.dumps({**request, "pairs": pairs}),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
-    )
-    return dict(json.loads(proc.stdout))
+    return transformers_reference(cpu_servers.models_dir, pairs)
 
 
 FIELDS = {"prompt": "question", "chosen": "good", "rejected": "bad", "subset": "topic"}

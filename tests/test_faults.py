@@ -56,10 +56,10 @@ def test_kill_client_and_resume(cpu_servers, fault_data, clean_summary, tmp_path
         run.communicate(timeout=30)  # reaps it and closes its pipes
         kept = stored(out)
         assert 0 < kept < 1716
-        before = proxy.counts["/pooling"]
+        before = proxy.units["/pooling"]
         proc = cli("run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--no-progress")
         assert proc.returncode == 0, proc.stderr[-2000:]
-        resent = proxy.counts["/pooling"] - before
+        resent = proxy.units["/pooling"] - before
     # only what was missing went out again, once each (besides the start-up fingerprint of the model)
     assert resent == stored(out) - kept + len(FINGERPRINT_PROBES)
     assert scores_only(summary(out)) == scores_only(clean_summary)
@@ -106,7 +106,7 @@ def test_nan_from_server_loses_nothing_scored(cpu_servers, fault_data, tmp_path)
     assert first.returncode == 0, first.stderr
     kept = stored(out)
 
-    probes = len(FINGERPRINT_PROBES)  # the start-up fingerprint's answers stay real: the model itself is sound
+    probes = 1  # the start-up fingerprint's answer (its probes in one request) stays real: the model is sound
 
     def nan(path: str, body: bytes) -> bytes:
         nonlocal probes

@@ -79,10 +79,9 @@ def _title(model: str, name: str, levels: dict) -> str:
 
 def write_heatmaps(summary: dict, out_dir: Path, title: str) -> list[Path]:
     """Write heatmap-<domain>.png for each domain and heatmap-overall.png; [] for a RewardBench summary."""
-    if summary.get("benchmark") != "rm-bench" or not summary.get("domains"):
+    if not summary.get("domains"):  # a summary without RM-Bench domains has no matrix to draw
         return []
     plt = pyplot()
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     panels = list(summary["domains"].items())
