@@ -183,3 +183,21 @@ def test_rewardbench2_has_no_style_bias_yet():
     records = [PromptScores(str(i), "Factuality", (1.0,), (0.0, 0.5, 0.2)) for i in range(5)]
     lengths = {str(i): ((10,), (20, 30, 40)) for i in range(5)}
     assert "style_bias" not in score("reward-bench-2", records, lengths=lengths)
+
+
+def test_bootstrap_rhos_equal_ranking_each_resample_afresh():
+    """The O(n) ranking of replicates (weights of resampled prompts) gives what ranking each resample gives."""
+    from rmbench_client.scoring import bootstrap
+    from rmbench_client.scoring.style_bias import _replicate_rhos
+
+    rng = np.random.default_rng(1)
+    for n, k in [(50, 6), (7, 2), (300, 2), (2, 2)]:
+        scores = np.round(rng.normal(size=(n, k)), 1)  # rounded: many ties
+        lengths = rng.integers(1, 20, size=(n, k)).astype(float)
+        if n == 2:
+            scores[:] = 1.0  # constant: no rho
+        idx = bootstrap.stratified_indices([n // 2, n - n // 2], rng, 300)
+        fast = np.concatenate(list(_replicate_rhos(scores, lengths, idx)))
+        brute = np.array([spearman(scores[rows].ravel(), lengths[rows].ravel()) for rows in idx])
+        np.testing.assert_allclose(fast, brute, rtol=0, atol=1e-12)
+        assert np.array_equal(np.isnan(fast), np.isnan(brute))

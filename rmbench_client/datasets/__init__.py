@@ -16,7 +16,7 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
 from .fields import rename
-from .files import read_records, record_name
+from .files import iter_records, record_name
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def load_dataset(benchmark: str, path: str | Path | None, fields: Mapping[str, s
     examples: list[Example] = []
     seen: dict[str, Path] = {}
     for f in files:
-        for i, record in enumerate(read_records(f)):
+        for i, record in enumerate(iter_records(f)):
             ex = bench.parse_record(rename(record, fields or {}), f, i)
             if ex.id in seen:
                 where = record_name(f, i, record)

@@ -60,6 +60,28 @@ def read_records(path: Path) -> list[Any]:
     return data
 
 
+def iter_records(path: Path) -> Iterator[Any]:
+    """The records of `path` one at a time: JSON lines are read line by line (a large file is never held whole);
+    other formats as `read_records` reads them."""
+    if path.suffix != ".jsonl":
+        yield from read_records(path)
+        return
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise DataError(f"{path}: is a directory, expected a file") from None
+    with handle:
+        for lineno, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}: not UTF-8 (invalid byte at line {lineno}, offset {exc.start})") from None
+            if line.strip():
+                yield _json_line(path, lineno, line)
+
+
 def columns_to_records(data: dict[str, Any]) -> list[dict[str, Any]] | None:
     """Records of a column-wise object (lists of one length, as `Dataset.to_dict()` gives; scalar entries such as
     reward-bench's `model` are metadata and left out); None when the object is not column-wise."""
@@ -74,12 +96,15 @@ def columns_to_records(data: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 def _jsonl(path: Path, text: str) -> Iterator[Any]:
     for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            yield json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
+        if line.strip():
+            yield _json_line(path, lineno, line)
+
+
+def _json_line(path: Path, lineno: int, line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
 
 
 def _values(path: Path, text: str) -> Iterator[Any]:
