@@ -96,6 +96,7 @@ PAIRWISE_DEFAULT_SUBSET = "default"  # the subset of records that name none
 # --- statistics -------------------------------------------------------------------------------------------------
 BOOTSTRAP_SAMPLES = 1000
 BOOTSTRAP_SEED = 0
+BOOTSTRAP_CHUNK_ELEMENTS = 2_000_000  # resampled indices drawn at once: bounds the summary's memory on large data
 CONFIDENCE = 0.95
 PERMUTATIONS = 5000  # paired permutation test of compare: the smallest p-value is 1/5001
 

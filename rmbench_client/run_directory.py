@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -73,7 +74,7 @@ class RunDirectory:
         for name in DERIVED_DIRS:
             shutil.rmtree(self.path / name, ignore_errors=True)
 
-    def write_text(self, name: str, text: str) -> Path:
+    def write_text(self, name: str, text: str | Iterable[str]) -> Path:
         """Write atomically: a reader sees the old file or the new one, never half of one."""
         return write_atomic(self.path / name, text)
 
@@ -81,12 +82,17 @@ class RunDirectory:
         return self.write_text(name, json.dumps(data, indent=2) + "\n")
 
 
-def write_atomic(path: Path, text: str) -> Path:
-    """`text` into `path` through a temporary file and a rename."""
+def write_atomic(path: Path, text: str | Iterable[str]) -> Path:
+    """`text` (or its pieces, written one after another: a large file is never held whole) into `path` through a
+    temporary file and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with tmp.open("w", encoding="utf-8") as out:
+            if isinstance(text, str):
+                out.write(text)
+            else:
+                out.writelines(text)
         tmp.replace(path)
     finally:
         with contextlib.suppress(FileNotFoundError):

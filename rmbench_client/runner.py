@@ -263,7 +263,7 @@ def write_outputs(
     """samples.jsonl in dataset order, failures.jsonl, summary.json and the benchmark's own files."""
     examples = {ex.id: ex for ex in facts.examples}
     scores = [by_id[ex.id] for ex in facts.examples if ex.id in by_id]
-    run_dir.write_text(C.SAMPLES_FILE, "".join(sample_line(bench, examples[s.id], s) for s in scores))
+    run_dir.write_text(C.SAMPLES_FILE, (sample_line(bench, examples[s.id], s) for s in scores))
     failures = "".join(json.dumps({"id": rid, "reason": r}) + "\n" for rid, r in facts.failures.items())
     run_dir.write_text(C.FAILURES_FILE, failures)
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics

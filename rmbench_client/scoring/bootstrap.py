@@ -6,7 +6,7 @@ strata (domains, subsets) are resampled independently and combined per replicate
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -20,8 +20,13 @@ def replicate_means(values: np.ndarray, rng: np.random.Generator, samples: int =
     n = len(values)
     if n == 0:
         return np.full((samples, *values.shape[1:]), np.nan)
-    idx = rng.integers(0, n, size=(samples, n))
-    return values[idx].mean(axis=1)
+    rows = _rows_per_chunk(n)  # drawn a chunk of replicates at a time: the same draws, bounded memory
+    means = [values[rng.integers(0, n, size=(min(rows, samples - s), n))].mean(axis=1) for s in range(0, samples, rows)]
+    return np.concatenate(means)
+
+
+def _rows_per_chunk(width: int, max_elements: int = C.BOOTSTRAP_CHUNK_ELEMENTS) -> int:
+    return max(1, max_elements // max(1, width))
 
 
 def interval(replicates: np.ndarray, confidence: float = C.CONFIDENCE) -> list[float]:
@@ -38,12 +43,25 @@ def rng(seed: int = C.BOOTSTRAP_SEED) -> np.random.Generator:
 def stratified_indices(sizes: list[int], rng: np.random.Generator, samples: int = C.BOOTSTRAP_SAMPLES) -> np.ndarray:
     """(samples, sum(sizes)) row indices into strata laid end to end: each stratum resampled within itself, so a
     replicate keeps every stratum's size (prompts of one domain or subset stand in only for each other)."""
-    parts = []
-    start = 0
-    for n in sizes:
-        parts.append(start + rng.integers(0, n, size=(samples, n)) if n else np.zeros((samples, 0), dtype=np.int64))
-        start += n
-    return np.concatenate(parts, axis=1) if parts else np.zeros((samples, 0), dtype=np.int64)
+    return np.concatenate(list(stratified_chunks(sizes, rng, samples)))
+
+
+def stratified_chunks(
+    sizes: list[int],
+    rng: np.random.Generator,
+    samples: int = C.BOOTSTRAP_SAMPLES,
+    max_elements: int = C.BOOTSTRAP_CHUNK_ELEMENTS,
+) -> Iterator[np.ndarray]:
+    """`stratified_indices` a chunk of replicates (rows) at a time, each chunk at most `max_elements` indices:
+    a large dataset's thousand replicates are never held at once."""
+    rows = _rows_per_chunk(sum(sizes), max_elements)
+    for start in range(0, samples, rows):
+        m = min(rows, samples - start)
+        parts, offset = [], 0
+        for n in sizes:
+            parts.append(offset + rng.integers(0, n, size=(m, n)) if n else np.zeros((m, 0), dtype=np.int64))
+            offset += n
+        yield np.concatenate(parts, axis=1) if parts else np.zeros((m, 0), dtype=np.int64)
 
 
 def by_group(records: Sequence[PromptScores]) -> dict[str, list[PromptScores]]:

@@ -20,7 +20,7 @@ A pairwise judge gives no per-response scores, so neither number exists for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from scipy.stats import rankdata
@@ -32,7 +32,6 @@ from . import bootstrap
 from .checks import finite_matrix
 
 Lengths = Mapping[str, tuple[Sequence[int], Sequence[int]]]  # prompt id -> (chosen lengths, rejected lengths)
-_CHUNK_ELEMENTS = 2_000_000  # replicates x responses ranked at once (memory: a few arrays of this many floats)
 
 
 def style_pairs(width: int) -> list[tuple[int, int]]:
@@ -108,14 +107,12 @@ def _weighted_pearson(rx: np.ndarray, ry: np.ndarray, w: np.ndarray) -> np.ndarr
         return np.where(den > 0, (w * dx * dy).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)
 
 
-def _replicate_rhos(scores: np.ndarray, lengths: np.ndarray, idx: np.ndarray) -> Iterator[np.ndarray]:
-    """Spearman's rho of each bootstrap replicate (rows of `idx`: resampled prompts; a prompt's responses stay
-    together), equal to ranking every resample afresh (`spearman`) but O(responses) per replicate."""
+def _replicate_rhos(scores: np.ndarray, lengths: np.ndarray, chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
+    """Spearman's rho of each bootstrap replicate (the rows of each chunk: resampled prompts; a prompt's responses
+    stay together), equal to ranking every resample afresh (`spearman`) but O(responses) per replicate."""
     prompts, width = scores.shape
     xs, ys = _TieGroups(scores.ravel()), _TieGroups(lengths.ravel())
-    chunk = max(1, _CHUNK_ELEMENTS // max(1, scores.size))
-    for start in range(0, len(idx), chunk):
-        rows = idx[start : start + chunk]
+    for rows in chunks:
         offsets = (np.arange(len(rows)) * prompts)[:, None]
         counts = np.bincount((rows + offsets).ravel(), minlength=len(rows) * prompts).reshape(len(rows), prompts)
         w = np.repeat(counts.astype(np.float64), width, axis=1)  # each response weighs as its prompt
@@ -129,8 +126,9 @@ def length_correlation(
     names = list(scores)
 
     def block(s: np.ndarray, n: np.ndarray, sizes: list[int]) -> dict:
-        idx = bootstrap.stratified_indices(sizes, rng, samples)
-        reps = np.concatenate(list(_replicate_rhos(s, n, idx))) if len(s) else np.array([])
+        # a chunk's rows become (rows, responses) weights: fewer rows per chunk for wider prompts
+        chunks = bootstrap.stratified_chunks(sizes, rng, samples, C.BOOTSTRAP_CHUNK_ELEMENTS // max(1, s.shape[1]))
+        reps = np.concatenate(list(_replicate_rhos(s, n, chunks))) if len(s) else np.array([])
         return {"rho": _number(float(spearman(s.ravel(), n.ravel()))), "ci": _finite_interval(reps), "n": s.size}
 
     all_s = np.concatenate([scores[g] for g in names])
@@ -153,8 +151,8 @@ def style_preference(
     pairs = style_pairs(len(styles))
 
     def block(prefers: np.ndarray, ties: np.ndarray, sizes: list[int]) -> dict:
-        idx = bootstrap.stratified_indices(sizes, rng, samples)
-        reps = prefers[idx].mean(axis=1)  # (samples, pairs)
+        chunks = bootstrap.stratified_chunks(sizes, rng, samples)
+        reps = np.concatenate([prefers[idx].mean(axis=1) for idx in chunks])  # (samples, pairs)
         return {
             pair_name(styles, i, j): {
                 "prefers": float(prefers[:, k].mean()),
