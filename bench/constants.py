@@ -21,5 +21,6 @@ SIM_ENDPOINTS = (1, 4, 16)  # endpoint counts measured
 SIM_PORT_BASE = 8760  # endpoint i listens on SIM_PORT_BASE + i
 SIM_COPIES = 6  # the RM-Bench prompts, this many times over (distinct prompts): 4,788 x 6 sequences
 SIM_QUICK_COPIES = 1
+SIM_HTTPX_PROMPTS = 1600  # P8's comparison with httpx's own connection pool: this many prompts (9,600 sequences)
 PAIRWISE_PROMPTS = 100_000  # P9: the generated pairwise dataset's size (memory of a large run)
 PAIRWISE_QUICK_PROMPTS = 5_000

@@ -239,21 +239,25 @@ def subprocess_steps(steps: list[tuple[str, list[str], int, int | None]], go: Pa
             env["OMP_NUM_THREADS"] = str(threads)
             proc = subprocess.Popen(cmd, cwd=ROOT, env=dict(env), stdout=f, stderr=f, preexec_fn=pin)
             running.append((name, proc, out, logfile, ready))
-        if go:
-            while not all(r.exists() for *_, r in running):
-                if any(proc.poll() is not None for _, proc, *_ in running):
-                    break  # one failed: reported below
-                time.sleep(0.01)
-            go.touch()
-        results = []
-        for name, proc, out, logfile, _ in running:
-            proc.wait()
-            if proc.returncode != 0 or not out.exists():
-                for _, other, *_ in running:
-                    other.kill()
-                tail = "\n".join(logfile.read_text(errors="replace").splitlines()[-25:])
-                raise RuntimeError(f"{name} failed (exit {proc.returncode}); {logfile}:\n{tail}")
-            results.append(json.loads(out.read_text(encoding="utf-8")))
+        try:
+            if go:
+                while not all(r.exists() for *_, r in running):
+                    if any(proc.poll() is not None for _, proc, *_ in running):
+                        break  # one failed: reported below
+                    time.sleep(0.01)
+                go.touch()
+            results = []
+            for name, proc, out, logfile, _ in running:
+                proc.wait()
+                if proc.returncode != 0 or not out.exists():
+                    tail = "\n".join(logfile.read_text(errors="replace").splitlines()[-25:])
+                    raise RuntimeError(f"{name} failed (exit {proc.returncode}); {logfile}:\n{tail}")
+                results.append(json.loads(out.read_text(encoding="utf-8")))
+        finally:  # a failed step, Ctrl-C or SIGTERM: no engine is left behind
+            for _, proc, *_ in running:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
     if go:
         go.unlink(missing_ok=True)
     return results

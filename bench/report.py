@@ -64,6 +64,9 @@ def sim_ratios(raw: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
            for n in (1, 4, 16)}  # fmt: skip
     out["p8_sim_client_queue_share"] = raw["p8_sim_16_endpoints"][0]["client_queue_share"]
     out["p8_sim_client_queue_share_1_endpoint"] = raw["p8_sim_1_endpoints"][0]["client_queue_share"]
+    for name in ("role", "endpoint"):  # the same 16 endpoints on httpx's own pool (where measured)
+        if runs := raw.get(f"p8_sim_httpx_per_{name}"):
+            out[f"p8_sim_sequences_per_s_16_httpx_pool_per_{name}"] = runs[0]["sequences_per_s"]
     return out
 
 

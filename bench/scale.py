@@ -15,10 +15,12 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import constants as B
+import httpx
 import yaml
 from harness import DATA_DIR, QUICK, ROOT, SERVER_PY, TINY_MODELS, WORK, client_run, config, log, servers
 from measure import Sample, measure
@@ -27,6 +29,7 @@ from rmbench_client.backends import vllm as vllm_backend
 from rmbench_client.config import RunConfig
 from rmbench_client.datasets.files import read_records
 from rmbench_client.datasets.rmbench import files_in
+from rmbench_client.model_kinds import factory
 
 CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
 SIM_TEMPLATE = (  # the simulated endpoints' chat template (bench/sim_server.py `render`)
@@ -49,31 +52,29 @@ def profiled(name: str, fn: Any) -> Any:
     return value
 
 
+def measured_tiny(cfg: RunConfig, key: str, profile: str, pgids: list[int], add: Any) -> None:
+    """A warm-up of two prompts, the measured run, then its first QUICK_SCALE_PROMPTS under cProfile."""
+    client_run(cfg.model_copy(update={"limit": 2, "out": str(Path(cfg.out).with_name(Path(cfg.out).name + "-warmup"))}))
+    sample, phases = measure(lambda: client_run(cfg), pgids)
+    add(key, sample, **phases)
+    profiled(profile, lambda: client_run(cfg.model_copy(update={"limit": B.QUICK_SCALE_PROMPTS})))
+
+
 def tiny_runs(add: Any) -> None:
     """Every prompt with the tiny models (the first QUICK_SCALE_PROMPTS in a quick run): reward on one endpoint,
     DPO on two; measured, then the first QUICK_SCALE_PROMPTS once more under cProfile (the profile is written, the
     timing kept from the measured run)."""
     tiny_models()
     limit = B.QUICK_SCALE_PROMPTS if QUICK else None
-    port = [B.PORTS[5]]
-    reward = config("reward", DATA_DIR, "client-reward-tiny-scale", port, limit=limit, models=TINY_MODELS)
+    reward = config("reward", DATA_DIR, "client-reward-tiny-scale", [B.PORTS[5]], limit=limit, models=TINY_MODELS)
     with servers(reward) as started:
-        pgids = [s.pid for s in started]
-        client_run(config("reward", DATA_DIR, "client-reward-tiny-warmup", port, limit=2, models=TINY_MODELS))
-        sample, phases = measure(lambda: client_run(reward), pgids)
-        add("p4_scale_client_tiny", sample, **phases)
-        profiled("reward-tiny", lambda: client_run(reward.model_copy(update={"limit": B.QUICK_SCALE_PROMPTS})))
-    ports = list(B.PORTS[1:3])
-    dpo = config("dpo", DATA_DIR, "client-dpo-tiny-scale", ports, limit=limit, models=TINY_MODELS)
+        measured_tiny(reward, "p4_scale_client_tiny", "reward-tiny", [s.pid for s in started], add)
+    dpo = config("dpo", DATA_DIR, "client-dpo-tiny-scale", list(B.PORTS[1:3]), limit=limit, models=TINY_MODELS)
     with servers(dpo) as started:
-        pgids = [s.pid for s in started]
-        client_run(config("dpo", DATA_DIR, "client-dpo-tiny-warmup", ports, limit=2, models=TINY_MODELS))
-        sample, phases = measure(lambda: client_run(dpo), pgids)
-        add("p7_dpo_client_tiny", sample, **phases)
-        profiled("dpo-tiny", lambda: client_run(dpo.model_copy(update={"limit": B.QUICK_SCALE_PROMPTS})))
+        measured_tiny(dpo, "p7_dpo_client_tiny", "dpo-tiny", [s.pid for s in started], add)
         peak, cpu = cli_run(dpo, "p9-dpo")
         add("p9_client_dpo_process", Sample(0.0, cpu, 0.0, 0.0, 0.0), peak_rss_mb=peak)
-        one = config("dpo", DATA_DIR, "client-dpo-tiny-one", ports, limit=1, models=TINY_MODELS)
+        one = config("dpo", DATA_DIR, "client-dpo-tiny-one", list(B.PORTS[1:3]), limit=1, models=TINY_MODELS)
         peak, cpu = cli_run(one, "p10-one-prompt", ["--no-heatmaps"])  # reports only where asked
         add("p10_client_one_prompt", Sample(0.0, cpu, 0.0, 0.0, 0.0), peak_rss_mb=peak)
 
@@ -191,6 +192,37 @@ def sim_runs(add: Any) -> None:
                 client_queue_share=round(q.share(), 4), requests=q.requests)  # fmt: skip
             log.info("P8 %d endpoint(s): %.0f sequences/s, %.1f %% of request time in the client", n, rate,
                      100 * q.share())  # fmt: skip
+            if n == max(B.SIM_ENDPOINTS):
+                httpx_transport(cfg, add)
+
+
+def httpx_transport(cfg: RunConfig, add: Any) -> None:
+    """The same run on httpx's own connection pool instead of backends/http11.py (why the client has its own
+    transport): a third of the data, one httpx client per role as before, and one per endpoint."""
+    saved, saved_endpoints = factory.make_client, factory.endpoints
+    for name, per_endpoint in (("role", False), ("endpoint", True)):
+
+        def plain(role: Any, options: Any, *, _per_endpoint: bool = per_endpoint) -> httpx.AsyncClient:
+            conns = role.concurrency * (1 if _per_endpoint else len(role.endpoints)) + 8
+            limits = httpx.Limits(max_connections=conns, max_keepalive_connections=conns)
+            return httpx.AsyncClient(timeout=options.read_timeout, limits=limits, verify=role.verify_tls)
+
+        factory.make_client = plain  # type: ignore[assignment]
+        if per_endpoint:
+
+            def own_clients(role_name: str, role: Any, client: Any) -> list[Any]:
+                eps = saved_endpoints(role_name, role, client)
+                return [replace(ep, client=plain(role, cfg.client)) for ep in eps]
+
+            factory.endpoints = own_clients  # type: ignore[assignment]
+        try:
+            run = cfg.model_copy(update={"limit": B.SIM_HTTPX_PROMPTS, "out": str(WORK / f"client-sim-httpx-{name}")})
+            sample, phases = measure(lambda run=run: client_run(run))
+        finally:
+            factory.make_client, factory.endpoints = saved, saved_endpoints  # type: ignore[assignment]
+        rate = phases["sent"] / phases["scoring_s"]
+        add(f"p8_sim_httpx_per_{name}", sample, **phases, sequences_per_s=round(rate, 1))
+        log.info("P8 httpx's own pool, one client per %s: %.0f sequences/s", name, rate)
 
 
 # --- P9: a large pairwise dataset ----------------------------------------------------------------------------------

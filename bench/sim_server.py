@@ -122,8 +122,8 @@ class Sim:
                     b"HTTP/1.1 %d X\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
                     b"x-sim-service-s: %.6f\r\n\r\n" % (status, len(payload), service) + payload
                 )
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass  # the client left, or the server is stopping: nothing to report
         finally:
             writer.close()
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
+import ssl
+import subprocess
+from pathlib import Path
 
 import httpx
 import pytest
@@ -22,6 +26,7 @@ class Server:
         self.delay = delay
         self.connections = 0
         self.bodies: list[bytes] = []
+        self.tls: ssl.SSLContext | None = None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -45,8 +50,9 @@ class Server:
             writer.close()
 
     async def __aenter__(self) -> str:
-        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+        self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0, ssl=self.tls)
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
 
     async def __aexit__(self, *exc: object) -> None:
         self.server.close()
@@ -93,6 +99,35 @@ def test_a_connection_the_server_closed_is_replaced():
 
     connections, statuses = run(go())
     assert statuses == [200, 200, 200] and connections == 3
+
+
+def self_signed(tmp_path: Path) -> ssl.SSLContext:
+    """A server TLS context with a fresh self-signed certificate (Debian's openssl)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    return ctx
+
+
+def test_tls_is_verified_unless_the_role_says_not_to(tmp_path: Path):
+    """verify_tls true refuses a self-signed certificate; false talks to the server over TLS."""
+
+    async def go(verify: bool) -> object:
+        server = Server(OK)
+        server.tls = self_signed(tmp_path)
+        async with server as url, httpx.AsyncClient(transport=Http11Transport(verify=verify)) as client:
+            return (await client.post(url + "/x", content=b"hello")).json()
+
+    assert run(go(False)) == {"a": [1]}
+    with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+        run(go(True))
 
 
 def test_refused_and_slow_servers_raise_httpx_errors():
