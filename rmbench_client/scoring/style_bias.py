@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
-from scipy.stats import rankdata
 
 from .. import constants as C
 from ..errors import DataError
@@ -52,15 +51,10 @@ def per_prompt_preference(chosen: np.ndarray, rejected: np.ndarray) -> tuple[np.
     return np.stack(prefers, axis=1), np.stack(ties, axis=1)
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman's rho along the last axis (average ranks for ties); NaN where either side is constant."""
-    rx = rankdata(x, axis=-1)
-    ry = rankdata(y, axis=-1)
-    rx -= rx.mean(axis=-1, keepdims=True)
-    ry -= ry.mean(axis=-1, keepdims=True)
-    den = np.sqrt((rx * rx).sum(axis=-1) * (ry * ry).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (rx * ry).sum(axis=-1) / np.where(den > 0, den, 1.0), np.nan)
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho of two flat arrays (average ranks for ties); NaN where either side is constant."""
+    ones = np.ones((1, len(x)))
+    return float(_weighted_pearson(_TieGroups(x).ranks(ones), _TieGroups(y).ranks(ones), ones)[0])
 
 
 def _finite_interval(replicates: np.ndarray) -> list[float] | None:
@@ -99,11 +93,12 @@ class _TieGroups:
 
 
 def _weighted_pearson(rx: np.ndarray, ry: np.ndarray, w: np.ndarray) -> np.ndarray:
-    total = w.sum(axis=1, keepdims=True)
-    dx = rx - (w * rx).sum(axis=1, keepdims=True) / total
-    dy = ry - (w * ry).sum(axis=1, keepdims=True) / total
-    den = np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
+    """Pearson's r of each row of `rx` and `ry`, elements weighted by `w`; NaN where either side is constant."""
     with np.errstate(invalid="ignore", divide="ignore"):
+        total = w.sum(axis=1, keepdims=True)
+        dx = rx - (w * rx).sum(axis=1, keepdims=True) / total
+        dy = ry - (w * ry).sum(axis=1, keepdims=True) / total
+        den = np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
         return np.where(den > 0, (w * dx * dy).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)
 
 
@@ -129,7 +124,7 @@ def length_correlation(
         # a chunk's rows become (rows, responses) weights: fewer rows per chunk for wider prompts
         chunks = bootstrap.stratified_chunks(sizes, rng, samples, C.BOOTSTRAP_CHUNK_ELEMENTS // max(1, s.shape[1]))
         reps = np.concatenate(list(_replicate_rhos(s, n, chunks))) if len(s) else np.array([])
-        return {"rho": _number(float(spearman(s.ravel(), n.ravel()))), "ci": _finite_interval(reps), "n": s.size}
+        return {"rho": _number(spearman(s.ravel(), n.ravel())), "ci": _finite_interval(reps), "n": s.size}
 
     all_s = np.concatenate([scores[g] for g in names])
     all_n = np.concatenate([lengths[g] for g in names])
