@@ -358,3 +358,22 @@ def test_cli_run_bad_data_subprocess(tmp_path):
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("error:") and str(bad) in lines[0] and "record 1" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+def test_jsonl_texts_with_unicode_line_separators_stay_one_record(tmp_path):
+    """JSON lines split at newlines only: U+2028 / U+2029 / U+0085 written raw inside a text are part of it."""
+    records = [rb_record(0), rb_record(1)]
+    records[0]["chosen"] = "first\u2028second\u2029third\x85end"
+    path = tmp_path / "rb.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    examples = load_dataset("reward-bench", path).examples
+    assert [ex.id for ex in examples] == ["0", "1"] and examples[0].chosen == ("first\u2028second\u2029third\x85end",)
+
+
+def test_read_records_of_jsonl_keep_unicode_line_separators(tmp_path):
+    """The whole-file reader (score files, samples.jsonl) splits JSON lines at newlines only, as the loader does."""
+    from rmbench_client.datasets.files import read_records
+
+    path = tmp_path / "samples.jsonl"
+    path.write_text('{"t": "a\u2028b"}\r\n\n{"t": "c\x85d"}\n', encoding="utf-8")
+    assert read_records(path) == [{"t": "a\u2028b"}, {"t": "c\x85d"}]
