@@ -5,20 +5,28 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import DataError
 
 
-def read_text(path: Path) -> str:
+def _open_binary(path: Path) -> BinaryIO:
+    """`path` opened for reading, or one DataError line naming it."""
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.open("rb")
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
     except IsADirectoryError:
         raise DataError(f"{path}: is a directory, expected a file") from None
+
+
+def read_text(path: Path) -> str:
+    with _open_binary(path) as handle:
+        data = handle.read()
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = exc.object[: exc.start].count(b"\n") + 1  # for JSONL, the line is the record
+        line = exc.object[: exc.start].count(b"\n") + 1
         raise DataError(f"{path}: not UTF-8 (invalid byte at line {line}, offset {exc.start})") from None
 
 
@@ -30,9 +38,9 @@ def data_files(directory: Path) -> list[Path]:
 def read_json(path: Path) -> Any:
     """The JSON values of a file: one value, or a list of them when the file holds several one after another
     (JSON lines, or reward-bench's `save_to_hub` list form: indent=4 records written back to back)."""
-    text = read_text(path)
     if path.suffix == ".jsonl":
-        return list(_jsonl(path, text))
+        return list(iter_records(path))
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -66,20 +74,17 @@ def iter_records(path: Path) -> Iterator[Any]:
     if path.suffix != ".jsonl":
         yield from read_records(path)
         return
-    try:
-        handle = path.open("rb")
-    except FileNotFoundError:
-        raise DataError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise DataError(f"{path}: is a directory, expected a file") from None
-    with handle:
-        for lineno, raw in enumerate(handle, 1):
+    with _open_binary(path) as handle:
+        for lineno, raw in enumerate(handle, 1):  # newlines only: U+2028 and kin may sit inside a text
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise DataError(f"{path}: not UTF-8 (invalid byte at line {lineno}, offset {exc.start})") from None
             if line.strip():
-                yield _json_line(path, lineno, line)
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
 
 
 def columns_to_records(data: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -92,19 +97,6 @@ def columns_to_records(data: dict[str, Any]) -> list[dict[str, Any]] | None:
         return None
     n = len(next(iter(columns.values())))
     return [{k: v[i] for k, v in columns.items()} for i in range(n)]
-
-
-def _jsonl(path: Path, text: str) -> Iterator[Any]:
-    for lineno, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 and kin may sit in a text
-        if line.strip():
-            yield _json_line(path, lineno, line)
-
-
-def _json_line(path: Path, lineno: int, line: str) -> Any:
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
 
 
 def _values(path: Path, text: str) -> Iterator[Any]:
