@@ -197,8 +197,11 @@ def test_bootstrap_rhos_equal_ranking_each_resample_afresh():
         lengths = rng.integers(1, 20, size=(n, k)).astype(float)
         if n == 2:
             scores[:] = 1.0  # constant: no rho
-        idx = bootstrap.stratified_indices([n // 2, n - n // 2], rng, 300)
-        fast = np.concatenate(list(_replicate_rhos(scores, lengths, np.array_split(idx, 7))))
+        # small chunks: the replicates arrive in several pieces, as they do for a large dataset
+        chunks = list(bootstrap.stratified_chunks([n // 2, n - n // 2], rng, 300, max_elements=50 * n))
+        idx = np.concatenate(chunks)
+        assert idx.shape == (300, n) and len(chunks) > 1
+        fast = np.concatenate(list(_replicate_rhos(scores, lengths, chunks)))
         with warnings.catch_warnings():  # scipy warns on a constant input (rho undefined: NaN)
             warnings.simplefilter("ignore")
             brute = np.array([spearmanr(scores[rows].ravel(), lengths[rows].ravel()).statistic for rows in idx])

@@ -40,20 +40,16 @@ def rng(seed: int = C.BOOTSTRAP_SEED) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def stratified_indices(sizes: list[int], rng: np.random.Generator, samples: int = C.BOOTSTRAP_SAMPLES) -> np.ndarray:
-    """(samples, sum(sizes)) row indices into strata laid end to end: each stratum resampled within itself, so a
-    replicate keeps every stratum's size (prompts of one domain or subset stand in only for each other)."""
-    return np.concatenate(list(stratified_chunks(sizes, rng, samples)))
-
-
 def stratified_chunks(
     sizes: list[int],
     rng: np.random.Generator,
     samples: int = C.BOOTSTRAP_SAMPLES,
     max_elements: int = C.BOOTSTRAP_CHUNK_ELEMENTS,
 ) -> Iterator[np.ndarray]:
-    """`stratified_indices` a chunk of replicates (rows) at a time, each chunk at most `max_elements` indices:
-    a large dataset's thousand replicates are never held at once."""
+    """Bootstrap row indices into strata laid end to end, `samples` replicates (rows) in chunks of at most
+    `max_elements` indices (a large dataset's thousand replicates are never held at once). Each stratum is
+    resampled within itself, so a replicate keeps every stratum's size (prompts of one domain or subset stand in
+    only for each other)."""
     rows = _rows_per_chunk(sum(sizes), max_elements)
     for start in range(0, samples, rows):
         m = min(rows, samples - start)
