@@ -9,7 +9,7 @@ SERVER_VENV := .venv-server
 
 $(BIN)/rmbench-client: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-compile -e '.[dev]'  # bytecode is compiled on first import: 74 s -> 49 s here
 	touch $@
 
 install: $(BIN)/rmbench-client

@@ -262,6 +262,8 @@ def test_commands_for_policy_data_parallel_cpu_and_tgi(monkeypatch: pytest.Monke
     env = server_env(demo.serve, 0)
     assert "VLLM_CPU_KVCACHE_SPACE" not in env and env["OMP_NUM_THREADS"] == "1" and env["HF_HUB_OFFLINE"] == "1"
     assert env["MALLOC_MMAP_THRESHOLD_"] == str(32 * 2**20) and env["MALLOC_TRIM_THRESHOLD_"] == str(2**32)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")  # .venv-server's bytecode is written by its first start
+    assert "PYTHONDONTWRITEBYTECODE" not in server_env(demo.serve, 0)
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")  # the user's own allocator settings win
     assert server_env(demo.serve, 0)["MALLOC_MMAP_THRESHOLD_"] == "65536"
     tgi = policy.model_copy(update={"serve": policy.serve.model_copy(update={"engine": "tgi"})})
