@@ -30,9 +30,10 @@ fi
 # These come in as CUDA builds or are unused on CPU; the broken torchvision makes
 # `from transformers import LlamaConfig` fail. Uninstalling an absent package is only a warning.
 "$VENV/bin/python" -m pip uninstall --disable-pip-version-check -y torchvision torchaudio torchcodec triton
-# Fail here, not at the first server start, if the environment cannot load what the servers need. Bytecode is
-# written (whatever PYTHONDONTWRITEBYTECODE says) for the ~4,700 modules this imports: the servers start from it.
-env -u PYTHONDONTWRITEBYTECODE "$VENV/bin/python" -c "import vllm.entrypoints.launchers.api_server.entry, transformers, tokenizers; \
-from transformers import LlamaConfig"
+# Fail here, not at the first server start, if the environment cannot load what the servers, the model builder and
+# the tests' transformers reference need. Bytecode is written (whatever PYTHONDONTWRITEBYTECODE says) for the
+# modules this imports, so that those start from it.
+env -u PYTHONDONTWRITEBYTECODE "$VENV/bin/python" -c "import vllm.entrypoints.launchers.api_server.entry, tokenizers; \
+from vllm import LLM; from transformers import LlamaConfig, LlamaForCausalLM, LlamaForSequenceClassification"
 echo "$VLLM_SPEC" > "$MARKER"
 echo "$VENV: installed $VLLM_SPEC"
