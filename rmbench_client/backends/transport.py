@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import lru_cache
 from typing import Any
 
 import httpx
@@ -40,9 +41,15 @@ def decode_json(content: bytes) -> Any:
         return json.loads(content)
 
 
+@lru_cache(maxsize=4096)
+def _url(base: str, path: str) -> httpx.URL:
+    """The parsed URL of `path` on an endpoint: httpx parses a string URL on every request (~40 µs here)."""
+    return httpx.URL(base.rstrip("/") + path)
+
+
 async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None = None) -> Any:
     """The decoded JSON answer of `method path` on `ep`; RetryableError or SampleError otherwise."""
-    url = ep.url.rstrip("/") + path
+    url = _url(ep.url, path)
     # orjson: the stdlib encoder is several times slower on a request of six long texts
     content = orjson.dumps(payload) if payload is not None else None
     headers = ep.headers | JSON_HEADERS if content is not None else ep.headers
