@@ -105,7 +105,7 @@ def server_env(spec: ServeSpec, index: int, tmpdir: str | None = None, api_key: 
         # No hub on these machines; one thread each, or three servers on 2 cores collapse to ~10 req/s.
         env.update(HF_HUB_OFFLINE="1", VLLM_ENABLE_V1_MULTIPROCESSING="0", OMP_NUM_THREADS="1")
         # .venv-server is installed without bytecode (servers/setup-cpu-venv.sh); the first start writes it for
-        # the modules a server imports, so later starts do not compile them again (~3 s each)
+        # the modules a server imports beyond the set-up check's, so later starts do not compile them again
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env = C.SERVER_CPU_MALLOC_ENV | env
     if spec.gpus:
