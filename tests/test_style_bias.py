@@ -161,6 +161,9 @@ def test_terminal_table_shows_style_bias(baseline_summaries):
     pooled = summary["style_bias"]["pairs"]["concise<markdown"]
     assert f"{100 * pooled['prefers']:.1f} ±" in text
     assert "1.00 [1.00, 1.00]" in text
+    buf = io.StringIO()  # a terminal's default 80 columns: the correlation's interval stays on one line
+    print_summary(summary, "longer", Console(file=buf, width=80))
+    assert "1.00 [1.00, 1.00]" in buf.getvalue()
 
 
 def test_score_command_reports_style_pairs(tmp_path, capsys):

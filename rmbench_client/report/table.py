@@ -115,7 +115,7 @@ def style_bias_table(summary: dict) -> Table | None:
     for name in pairs:
         table.add_column(name.replace("<", " < "), justify="right")
     if corr:
-        table.add_column("length ρ", justify="right")
+        table.add_column("length ρ", justify="right", no_wrap=True)  # an interval split over lines reads badly
 
     def row(name: str, cells: dict, rho: dict | None) -> None:
         values = [percent(cells[p]["prefers"], cells[p]["ci"]) if p in cells else "–" for p in pairs]
