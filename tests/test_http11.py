@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rmbench_client.backends.http11 import Http11Transport
+from rmbench_client.backends.http11 import Answer, Http11Transport
 from rmbench_client.backends.vllm import token_logprobs
 from rmbench_client.errors import SampleError, ShapeError
 
@@ -75,6 +75,53 @@ def test_kept_alive_connection_is_reused_and_the_body_arrives():
 
     connections, bodies, answers = run(go())
     assert connections == 1 and bodies == [b"hello"] * 3 and answers == [{"a": [1]}] * 3
+
+
+def test_send_skips_httpx_objects_and_speaks_the_same_http():
+    """`send` (the scoring path) reuses the connection, sends what a server needs, and maps errors as httpx does."""
+
+    async def go() -> tuple[int, list[bytes], list[Answer], list[bytes]]:
+        server = Server(OK)
+        heads: list[bytes] = []
+        handle = server.handle
+
+        async def recording(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            original = reader.readuntil
+
+            async def readuntil(separator: bytes = b"\n") -> bytes:
+                head = await original(separator)
+                heads.append(head)
+                return head
+
+            reader.readuntil = readuntil  # type: ignore[method-assign]
+            await handle(reader, writer)
+
+        server.handle = recording  # type: ignore[method-assign]
+        transport = Http11Transport()
+        async with server as url:
+            target = httpx.URL(url + "/pooling?x=1")
+            answers = [await transport.send("POST", target, {"Authorization": "Bearer k"}, b"hi") for _ in range(2)]
+            answers.append(await transport.send("GET", target, {}, None))
+        await transport.aclose()
+        return server.connections, server.bodies, answers, heads
+
+    connections, bodies, answers, heads = run(go())
+    assert connections == 1 and bodies == [b"hi", b"hi", b""]
+    assert [(a.status, a.content) for a in answers] == [(200, b'{"a": [1]}\n')] * 3
+    assert dict(answers[0].headers)[b"content-type"] == b"application/json"
+    first = heads[0].decode().split("\r\n")
+    assert first[0] == "POST /pooling?x=1 HTTP/1.1" and "Authorization: Bearer k" in first
+    assert any(line.startswith("Host: 127.0.0.1:") for line in first) and "Content-Length: 2" in first
+    assert not any(line.startswith("Content-Length") for line in heads[2].decode().split("\r\n"))
+
+    async def refused() -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            free = s.getsockname()[1]
+        await Http11Transport().send("GET", httpx.URL(f"http://127.0.0.1:{free}/x"), {}, None)
+
+    with pytest.raises(httpx.ConnectError):
+        run(refused())
 
 
 def test_chunked_answer_is_decoded():
@@ -165,7 +212,8 @@ def test_token_logprobs_reads_the_actual_tokens():
     [
         ([-0.5, -9999.0], [5, 6, 7], SampleError, "non-finite log-prob"),  # vLLM's stand-in for -inf
         ([-0.5, float("nan")], [5, 6, 7], SampleError, "non-finite log-prob"),
-        ([-0.5, True], [5, 6, 7], ShapeError, "above 0"),
+        ([-0.5, True], [5, 6, 7], ShapeError, "not a number"),
+        ([-0.5, 0.25], [5, 6, 7], ShapeError, "above 0"),
         ([-0.5, "x"], [5, 6, 7], ShapeError, "not a number"),
         ([-0.5], [5, 6, 7], ShapeError, "2 entries for 3 tokens"),
     ],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -16,9 +17,9 @@ from helpers_http import Recorder
 import rmbench_client.endpoint_pool as scheduler
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.transport import decode_json
-from rmbench_client.backends.vllm import VllmLogprobs, VllmReward
+from rmbench_client.backends.vllm import VllmLogprobs, VllmReward, generate_logprobs, token_logprobs
 from rmbench_client.endpoint_pool import EndpointPool
-from rmbench_client.errors import SampleError, ShapeError
+from rmbench_client.errors import RetryableError, SampleError, ShapeError
 
 URL = "http://rm.test"
 
@@ -170,6 +171,60 @@ def test_prompt_logprobs_wrong_number_of_choices_is_a_shape_error():
     body = {"choices": [{"index": 0, "prompt_logprobs": [None, _entry(2, -1.0)]}]}
     with pytest.raises(ShapeError, match="1 choices for 2 prompts"):
         asyncio.run(_with_endpoint(answer(body), lambda ep: VllmLogprobs().prompt_logprobs(ep, [[1, 2], [1, 2]])))
+
+
+def _generate(raw: bytes, ids: list[int]) -> list[float]:
+    result, requests = asyncio.run(
+        _with_endpoint(answer(raw=raw), lambda ep: VllmLogprobs().generate_logprobs(ep, ids))
+    )
+    sent = json.loads(requests[0].content)
+    assert sent["token_ids"] == ids and sent["sampling_params"]["detokenize"] is False
+    return result
+
+
+def test_generate_answer_typed_decode_matches_the_general_path():
+    # the shape vLLM 0.32 sends (fields before and after, rank and decoded_token per entry), 800 positions
+    rng = random.Random(5)
+    ids = [rng.randrange(32000) for _ in range(800)]
+    entries = [None] + [
+        {str(t): {"logprob": -8 * rng.random(), "rank": rng.randrange(1, 900), "decoded_token": None}} for t in ids[1:]
+    ]
+    entries[7] = _entry(ids[7], -0.5, **{"99999": -0.25})  # a more likely top-k token beside it
+    body = {"request_id": "g", "usage": {"prompt_tokens": 800}, "prompt_logprobs": entries, "choices": [{"index": 0}]}
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    got = _generate(raw, ids)
+    assert (
+        got == token_logprobs(ids, entries, "general path") == [next(iter(e.values()))["logprob"] for e in entries[1:]]
+    )
+    assert generate_logprobs(ids, raw, "x") == got
+
+
+@pytest.mark.parametrize(
+    ("entries", "error", "match"),
+    [
+        ([None, {"20": {"logprob": -1.0}}], ShapeError, "has 2 entries for 3 tokens"),
+        ([None, {"21": {"logprob": -1.0}}, {"30": {"logprob": -1.0}}], ShapeError, "no log-prob for token 20"),
+        ([None, None, {"30": {"logprob": -1.0}}], ShapeError, "no log-prob for token 20"),
+        ([None, {"20": {"logprob": True}}, {"30": {"logprob": -1.0}}], ShapeError, "not a number"),
+        ([None, {"20": {"logprob": "-1"}}, {"30": {"logprob": -1.0}}], ShapeError, "not a number"),
+        ([None, {"20": {"logprob": 0.5}}, {"30": {"logprob": -1.0}}], ShapeError, "above 0"),
+        ([None, {"20": {"logprob": -9999.0}}, {"30": {"logprob": -1.0}}], SampleError, "non-finite"),
+        (None, ShapeError, "no entries"),
+    ],
+)
+def test_generate_answer_errors_name_what_is_wrong(entries, error, match):
+    raw = json.dumps({"prompt_logprobs": entries}).encode()
+    with pytest.raises(error, match=match) as info:
+        _generate(raw, [10, 20, 30])
+    assert type(info.value) is error and "/inference/v1/generate" in str(info.value)
+
+
+def test_generate_answer_nan_is_a_sample_error_and_a_cut_off_answer_is_retried():
+    nan = b'{"prompt_logprobs": [null, {"2": {"logprob": NaN}}]}'
+    with pytest.raises(SampleError, match="non-finite log-prob"):
+        _generate(nan, [1, 2])
+    with pytest.raises(RetryableError, match="answer is not JSON"):
+        _generate(b'{"prompt_logprobs": [null, {"2": {"logp', [1, 2])
 
 
 @pytest.mark.parametrize("value", [b"NaN", b"-Infinity"])

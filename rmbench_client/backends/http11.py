@@ -12,11 +12,24 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
+from typing import NamedTuple
 
 import httpx
 
 _CRLF = b"\r\n"
 _MAX_HEAD = 64 * 1024
+
+
+_FIXED = ("Accept: */*", "Accept-Encoding: identity", "Connection: keep-alive", "User-Agent: rmbench-client")
+
+
+class Answer(NamedTuple):
+    """An HTTP answer as read: status, reason phrase, raw headers, body."""
+
+    status: int
+    reason: bytes
+    headers: list[tuple[bytes, bytes]]
+    content: bytes
 
 
 class _Conn:
@@ -53,7 +66,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
             self._ssl = ctx
         return self._ssl
 
-    async def _connect(self, scheme: str, host: str, port: int, request: httpx.Request) -> _Conn:
+    async def _connect(self, scheme: str, host: str, port: int, request: httpx.Request | None) -> _Conn:
         tls = self.ssl_context() if scheme == "https" else None
         try:
             async with asyncio.timeout(self._connect_timeout):
@@ -65,32 +78,46 @@ class Http11Transport(httpx.AsyncBaseTransport):
         return _Conn(reader, writer)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
+        body = request.content  # built from json= or content=: never a stream here
+        answer = await self._roundtrip(request.url, request.method, _request_head(request, body), body, request)
+        # the reason phrase as sent: httpx would otherwise look it up for its log line on every request
+        extensions = {"http_version": b"HTTP/1.1", "reason_phrase": answer.reason}
+        return httpx.Response(answer.status, headers=answer.headers, content=answer.content, request=request,
+                              extensions=extensions)  # fmt: skip
+
+    async def send(self, method: str, url: httpx.URL, headers: dict[str, str], body: bytes | None) -> Answer:
+        """One request without httpx's Request and Response objects (its header models, cookies and hooks cost
+        about as much CPU per request as the rest of the client): the scoring path's requests
+        (`transport.request_body`). Errors are the same httpx errors as through a client."""
+        body = body or b""
+        return await self._roundtrip(url, method, _plain_head(method, url, headers, body), body, None)
+
+    async def _roundtrip(
+        self, url: httpx.URL, method: str, head: bytes, body: bytes, request: httpx.Request | None
+    ) -> Answer:
         scheme = url.scheme
         port = url.port or (443 if scheme == "https" else 80)
         key = (scheme, url.host, port)
         idle = self._idle.setdefault(key, deque())
-        body = request.content  # built from json= or content=: never a stream here
-        head = _request_head(request, body)
         while idle:  # the most recently used connection first: it is the least likely to have timed out
             conn = idle.pop()
             if not conn.usable():
                 conn.close()
                 continue
             try:
-                return await self._exchange(conn, head, body, request, idle)
+                return await self._exchange(conn, method, head, body, request, idle)
             except _Stale:
                 conn.close()  # the server closed a kept-alive connection: try the next or a new one
         conn = await self._connect(scheme, url.host, port, request)
         try:
-            return await self._exchange(conn, head, body, request, idle)
+            return await self._exchange(conn, method, head, body, request, idle)
         except _Stale:
             conn.close()
             raise httpx.RemoteProtocolError("server closed the connection without answering", request=request) from None
 
     async def _exchange(
-        self, conn: _Conn, head: bytes, body: bytes, request: httpx.Request, idle: deque[_Conn]
-    ) -> httpx.Response:
+        self, conn: _Conn, method: str, head: bytes, body: bytes, request: httpx.Request | None, idle: deque[_Conn]
+    ) -> Answer:
         reader, writer = conn.reader, conn.writer
         answered = False
         try:
@@ -110,7 +137,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
                     content = await _read_chunked(reader)
                 elif length is not None:
                     content = await reader.readexactly(length) if length else b""
-                elif request.method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+                elif method == "HEAD" or status in (204, 304) or 100 <= status < 200:
                     content = b""
                 else:
                     content = await reader.read()
@@ -130,9 +157,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
             idle.append(conn)
         else:
             conn.close()
-        # the reason phrase as sent: httpx would otherwise look it up for its log line on every request
-        extensions = {"http_version": b"HTTP/1.1", "reason_phrase": reason}
-        return httpx.Response(status, headers=headers, content=content, request=request, extensions=extensions)
+        return Answer(status, reason, headers, content)
 
     async def aclose(self) -> None:
         for conns in self._idle.values():
@@ -162,8 +187,17 @@ def _request_head(request: httpx.Request, body: bytes) -> bytes:
     return _CRLF.join(lines) + b"\r\n\r\n"
 
 
+def _plain_head(method: str, url: httpx.URL, headers: dict[str, str], body: bytes) -> bytes:
+    """The head of `send`'s request: what httpx would send (no cookies, no compression asked for)."""
+    lines = [f"{method} {url.raw_path.decode('ascii')} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}", *_FIXED]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    if body or method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
 def _parse_head(
-    raw: bytes, request: httpx.Request
+    raw: bytes, request: httpx.Request | None
 ) -> tuple[int, bytes, list[tuple[bytes, bytes]], bool, int | None, bool]:
     lines = raw[:-4].split(_CRLF)
     parts = lines[0].split(b" ", 2)

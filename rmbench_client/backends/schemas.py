@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypeVar
 
+import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
 from ..errors import ShapeError
@@ -77,6 +78,23 @@ class PoolingResponse(Shape):
 class TokenizeResponse(Shape):
     tokens: list[int]
     max_model_len: int | None = None
+
+
+class TokenLogprob(msgspec.Struct):
+    """One prompt position's entry (vLLM also sends `rank` and `decoded_token`: skipped unread)."""
+
+    logprob: float
+
+
+class GenerateAnswer(msgspec.Struct):
+    """`/inference/v1/generate` with prompt_logprobs=0: one {token id: entry} per position, the first null.
+    msgspec, not pydantic: a DPO run decodes millions of entries, and a typed decode that skips the unused fields
+    took half the CPU of orjson plus a lookup (measured by hand, 800-token answers)."""
+
+    prompt_logprobs: list[dict[int, TokenLogprob] | None] | None = None
+
+
+GENERATE_ANSWER = msgspec.json.Decoder(GenerateAnswer)
 
 
 # --- TEI --------------------------------------------------------------------------------------------------------

@@ -47,14 +47,21 @@ def _url(base: str, path: str) -> httpx.URL:
     return httpx.URL(base.rstrip("/") + path)
 
 
-async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None = None) -> Any:
-    """The decoded JSON answer of `method path` on `ep`; RetryableError or SampleError otherwise."""
+async def request_body(ep: Endpoint, method: str, path: str, payload: Any | None = None) -> bytes:
+    """The raw answer of `method path` on `ep` (for callers that decode it themselves); RetryableError or
+    SampleError when the server failed."""
     url = _url(ep.url, path)
     # orjson: the stdlib encoder is several times slower on a request of six long texts
     content = orjson.dumps(payload) if payload is not None else None
     headers = ep.headers | JSON_HEADERS if content is not None else ep.headers
     try:
-        response = await ep.client.request(method, url, content=content, headers=headers)
+        if ep.transport is not None:
+            answer = await ep.transport.send(method, url, headers, content)
+            if answer.status < 400:
+                return answer.content
+            response = httpx.Response(answer.status, headers=answer.headers, content=answer.content)
+        else:
+            response = await ep.client.request(method, url, content=content, headers=headers)
     except (httpx.TimeoutException, httpx.TransportError) as exc:
         raise RetryableError(f"{url}: {type(exc).__name__}: {str(exc) or 'connection closed'}") from None
     try:
@@ -66,9 +73,21 @@ async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None
             if response.status_code in (401, 403, 404):
                 raise EndpointError(message)  # wrong key, wrong path or model: no sample would fare better
             raise SampleError(message)
-        try:
-            return decode_json(response.content)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise RetryableError(f"{url}: answer is not JSON: {response.text[:120]!r}") from None
+        return response.content
     finally:
         await response.aclose()
+
+
+def answer_json(content: bytes, where: str) -> Any:
+    """A decoded answer; an answer that is not JSON (a proxy's error page, a cut-off body) is retried."""
+    try:
+        return decode_json(content)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        text = content[:120].decode("utf-8", errors="replace")
+        raise RetryableError(f"{where}: answer is not JSON: {text!r}") from None
+
+
+async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None = None) -> Any:
+    """The decoded JSON answer of `method path` on `ep`; RetryableError or SampleError otherwise."""
+    content = await request_body(ep, method, path, payload)
+    return answer_json(content, str(_url(ep.url, path)))

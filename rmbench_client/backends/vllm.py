@@ -10,12 +10,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ..errors import EndpointError, SampleError, ShapeError
 from .base import Endpoint, Messages
-from .schemas import ModelList, PoolingResponse, TokenizeResponse, parse
-from .transport import request_json
+from .schemas import GENERATE_ANSWER, ModelList, PoolingResponse, TokenizeResponse, parse
+from .transport import answer_json, request_body, request_json
 
 
 def finite(values: list[float], where: str, what: str = "reward") -> list[float]:
@@ -131,10 +132,8 @@ class VllmLogprobs(VllmTokenizer):
     async def generate_logprobs(self, ep: Endpoint, ids: list[int]) -> list[float]:
         """log p(token t | tokens before it) for every token of one sequence after the first."""
         payload = {"model": ep.model, "token_ids": ids, "sampling_params": GENERATE_PARAMS}
-        body = await request_json(ep, "POST", GENERATE_PATH, payload)
-        where = f"{ep}{GENERATE_PATH}"
-        entries = body.get("prompt_logprobs") if isinstance(body, dict) else None
-        return token_logprobs(ids, entries, where)
+        content = await request_body(ep, "POST", GENERATE_PATH, payload)
+        return generate_logprobs(ids, content, f"{ep}{GENERATE_PATH}")
 
     async def render_ids(self, ep: Endpoint, texts: Sequence[str]) -> list[list[int]]:
         """The token ids of pre-templated texts (no special tokens added), in one request
@@ -185,6 +184,19 @@ class VllmLogprobs(VllmTokenizer):
         return sorted(choices, key=lambda c: c.get("index", 0))
 
 
+def generate_logprobs(ids: list[int], content: bytes, where: str) -> list[float]:
+    """log p(ids[t] | ids[:t]) for t >= 1 from a generate answer: the typed decode, or, for any answer it does not
+    read (a missing or null entry, a NaN, another shape), the general path that says what is wrong with it."""
+    try:
+        entries = GENERATE_ANSWER.decode(content).prompt_logprobs
+        if entries is not None and len(entries) == len(ids):
+            return checked_logprobs([entries[t][ids[t]].logprob for t in range(1, len(ids))], where)  # type: ignore[index]
+    except (msgspec.DecodeError, KeyError, TypeError):
+        pass
+    body = answer_json(content, where)
+    return token_logprobs(ids, body.get("prompt_logprobs") if isinstance(body, dict) else None, where)
+
+
 def token_logprobs(seq: list[int], entries: Any, where: str) -> list[float]:
     """log p(seq[t] | seq[:t]) for t >= 1 from vLLM's prompt_logprobs (one {token id: {"logprob": ...}} per
     position, the first null), looked up by token id. Read directly, not through pydantic: a DPO run reads
@@ -198,15 +210,19 @@ def token_logprobs(seq: list[int], entries: Any, where: str) -> list[float]:
             out.append(entries[t][str(seq[t])]["logprob"])
     except (KeyError, TypeError, IndexError):
         raise ShapeError(f"{where}: unexpected answer: no log-prob for token {seq[t]} at position {t}") from None
-    try:
-        values = np.asarray(out, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ShapeError(f"{where}: unexpected answer: a log-prob that is not a number ({out[:4]})") from None
+    if not all(type(v) is float or type(v) is int for v in out):  # numpy would read "-1.5" or true as a number
+        raise ShapeError(f"{where}: unexpected answer: a log-prob that is not a number ({out[:4]})")
+    return checked_logprobs(out, where)
+
+
+def checked_logprobs(out: list[float], where: str) -> list[float]:
+    """The log-probs (numbers), or an error for any that is not finite or is above 0."""
+    values = np.asarray(out, dtype=np.float64)
     # NaN, +-inf and vLLM's stand-in for -inf: never scored, never stored
     if not ((values > CLAMPED_LOGPROB) & (values < math.inf)).all():
         bad = [v for v in out if not CLAMPED_LOGPROB < v < math.inf]
         raise SampleError(f"{where}: the server returned a non-finite log-prob {bad[:8]}")
-    if (values > 0.0).any():  # log_softmax is never above 0 (a boolean true would read as 1.0)
+    if (values > 0.0).any():  # log_softmax is never above 0
         raise ShapeError(f"{where}: unexpected answer: a log-prob above 0 ({values.max()})")
     return out
 

@@ -37,7 +37,9 @@ def make_client(role: RoleConfig, options: ClientOptions) -> httpx.AsyncClient:
 def endpoints(name: str, role: RoleConfig, client: httpx.AsyncClient) -> list[Endpoint]:
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return [Endpoint(url.rstrip("/"), role.served_model, client, headers) for url in role.endpoints]
+    # httpx keeps a client's transport private; where it is the client's own, requests go to it directly
+    transport = client._transport if isinstance(client._transport, Http11Transport) else None
+    return [Endpoint(url.rstrip("/"), role.served_model, client, headers, transport) for url in role.endpoints]
 
 
 def _table(kind: str, role: str, backend: str, table: Any) -> Any:
