@@ -14,6 +14,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -56,19 +57,33 @@ class ChatTemplate:
 
     def render(self, messages: Messages, add_generation_prompt: bool) -> str:
         try:
-            return _compiled(self.source, self.text).render(
-                messages=messages, add_generation_prompt=add_generation_prompt, **self.tokens
-            )
+            variables = {"messages": messages, "add_generation_prompt": add_generation_prompt, **self.tokens}
+            return _compiled(self.source, self.text).render(variables)
         except jinja2.UndefinedError as exc:
             raise ConfigError(
                 f"{self.source}: {exc.message} (put a tokenizer_config.json beside the template)"
             ) from None
 
 
-_CACHE: dict[tuple[str, str], jinja2.Template] = {}
+@dataclass(frozen=True)
+class _Compiled:
+    template: jinja2.Template
+    globals: dict[str, Any]  # the template's globals (a ChainMap) as one dict, merged once
+
+    def render(self, variables: dict[str, Any]) -> str:
+        """`Template.render(**variables)`: the same context, but the globals are not merged again on every call
+        (a third of the client's CPU per sequence went to that at 16 fast endpoints)."""
+        ctx = self.template.new_context(self.globals | variables, shared=True)  # shared: the dict as it is
+        try:
+            return self.template.environment.concat(self.template.root_render_func(ctx))
+        except Exception:
+            self.template.environment.handle_exception()
 
 
-def _compiled(source: str, text: str) -> jinja2.Template:
+_CACHE: dict[tuple[str, str], _Compiled] = {}
+
+
+def _compiled(source: str, text: str) -> _Compiled:
     """The compiled template (compiled once per run: rendering is on the hot path)."""
     key = (source, text)
     if key not in _CACHE:
@@ -79,9 +94,10 @@ def _compiled(source: str, text: str) -> jinja2.Template:
         env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
         env.globals["raise_exception"] = raise_exception
         try:
-            _CACHE[key] = env.from_string(text)
+            template = env.from_string(text)
         except jinja2.TemplateSyntaxError as exc:
             raise ConfigError(f"{source}: line {exc.lineno}: not a valid Jinja template ({exc.message})") from None
+        _CACHE[key] = _Compiled(template, dict(template.globals))
     return _CACHE[key]
 
 

@@ -61,3 +61,35 @@ def test_auto_uses_the_models_config_or_falls_back_to_the_server(tmp_path):
     template = resolve_template("auto", role_at(model))
     assert template is not None and template.source.endswith("tokenizer_config.json")
     assert resolve_template("server", role_at(model)) is None
+
+
+# Llama-3-like: a namespace, a loop variable, a filter, a global function and a refusal
+RICH = (
+    "{{ bos_token }}{% set ns = namespace(system='') %}"
+    "{% for m in messages %}{% if m['role'] == 'system' %}{% set ns.system = m['content'] %}{% endif %}{% endfor %}"
+    "{% if ns.system %}[{{ ns.system | trim }}]{% endif %}"
+    "{% for m in messages if m['role'] != 'system' %}"
+    "{% if m['role'] not in ('user', 'assistant') %}{{ raise_exception('bad role ' + m['role']) }}{% endif %}"
+    "<{{ m['role'] }} n={{ loop.index }}{{ '/last' if loop.last }}>{{ m['content'] | trim }}{{ eos_token }}"
+    "{% endfor %}{% for i in range(2) if add_generation_prompt %}#{{ i }}{% endfor %}"
+)
+
+
+@pytest.mark.parametrize("generation", [False, True])
+def test_rendering_equals_jinjas_own_render(tmp_path, generation):
+    """The client renders without merging the template's globals on every call; the text is Jinja's own."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"chat_template": RICH, "bos_token": "<s>", "eos_token": "</s>"})
+    )
+    template = load_template(str(tmp_path / "tokenizer_config.json"))
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = lambda message: None
+    own = env.from_string(RICH)
+    conversation = [{"role": "system", "content": " Be brief. "}, *MESSAGES, {"role": "user", "content": " Ä? "}]
+    expected = own.render(messages=conversation, add_generation_prompt=generation, bos_token="<s>", eos_token="</s>")
+    assert template.render(conversation, generation) == expected
+    assert expected.startswith("<s>[Be brief.]<user n=1>Hi?</s>") and ("#0#1" in expected) == generation
+    with pytest.raises(ConfigError, match="refused the conversation: bad role tool"):
+        template.render([*MESSAGES, {"role": "tool", "content": "x"}], generation)
