@@ -32,8 +32,8 @@ fi
 # `from transformers import LlamaConfig` fail. Uninstalling an absent package is only a warning.
 "$VENV/bin/python" -m pip uninstall --disable-pip-version-check -y torchvision torchaudio torchcodec triton
 # Fail here, not at the first server start, if the environment cannot load what the servers, the model builder,
-# the bench's offline engine and the tests' transformers reference need. Bytecode is written (whatever PYTHONDONTWRITEBYTECODE says) for the
-# modules this imports, so that those start from it.
+# the bench's offline engine and the tests' transformers reference need. Bytecode is written (whatever
+# PYTHONDONTWRITEBYTECODE says) for the modules this imports, so that those start from it.
 env -u PYTHONDONTWRITEBYTECODE "$VENV/bin/python" -c "import vllm.entrypoints.launchers.api_server.entry, tokenizers; \
 from vllm import LLM; from transformers import LlamaConfig, LlamaForCausalLM, LlamaForSequenceClassification"
 echo "$VLLM_SPEC" > "$MARKER"

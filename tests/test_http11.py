@@ -12,9 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.http11 import Answer, Http11Transport
+from rmbench_client.backends.transport import request_json
 from rmbench_client.backends.vllm import token_logprobs
-from rmbench_client.errors import SampleError, ShapeError
+from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
 
 
 class Server:
@@ -227,3 +229,28 @@ def test_token_logprobs_names_a_missing_token():
     wrong = entries([-0.5, -1.0], [5, 6, 8])
     with pytest.raises(ShapeError, match="no log-prob for token 7 at position 2"):
         token_logprobs([5, 6, 7], wrong, "w")
+
+
+@pytest.mark.parametrize(
+    ("answer", "error", "match"),
+    [
+        (b"HTTP/1.1 503 Busy\r\nretry-after: 2\r\ncontent-length: 4\r\n\r\nbusy", RetryableError, "HTTP 503: busy"),
+        (b"HTTP/1.1 404 No\r\ncontent-length: 20\r\n\r\n" + b'{"error": "no model"}', EndpointError, "no model"),
+        (b"HTTP/1.1 400 Bad\r\ncontent-length: 9\r\n\r\ntoo long!", SampleError, "HTTP 400: too long!"),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n<html", RetryableError, "answer is not JSON"),
+    ],
+)
+def test_errors_through_the_transports_send_are_those_through_httpx(answer, error, match):
+    """The scoring path (`request_json` on an endpoint with the client's own transport) maps an error status as
+    the httpx path does: the same error kinds, messages and Retry-After."""
+
+    async def go() -> None:
+        transport = Http11Transport()
+        async with Server(answer) as url, httpx.AsyncClient(transport=transport) as client:
+            await request_json(Endpoint(url, "m", client, transport=transport), "POST", "/pooling", {"a": 1})
+
+    with pytest.raises(error, match=match) as info:
+        run(go())
+    assert type(info.value) is error
+    if "503" in match:
+        assert info.value.retry_after == 2.0

@@ -78,7 +78,7 @@ async def request_body(ep: Endpoint, method: str, path: str, payload: Any | None
         await response.aclose()
 
 
-def answer_json(content: bytes, where: str) -> Any:
+def answer_json(content: bytes, where: str | httpx.URL) -> Any:
     """A decoded answer; an answer that is not JSON (a proxy's error page, a cut-off body) is retried."""
     try:
         return decode_json(content)
@@ -90,4 +90,4 @@ def answer_json(content: bytes, where: str) -> Any:
 async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None = None) -> Any:
     """The decoded JSON answer of `method path` on `ep`; RetryableError or SampleError otherwise."""
     content = await request_body(ep, method, path, payload)
-    return answer_json(content, str(_url(ep.url, path)))
+    return answer_json(content, _url(ep.url, path))  # the URL is formatted only for an error
