@@ -53,8 +53,8 @@ def per_prompt_preference(chosen: np.ndarray, rejected: np.ndarray) -> tuple[np.
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rho of two flat arrays (average ranks for ties); NaN where either side is constant."""
-    ones = np.ones((1, len(x)))
-    return float(_weighted_pearson(_TieGroups(x).ranks(ones), _TieGroups(y).ranks(ones), ones)[0])
+    owner, ones = np.arange(len(x)), np.ones((1, len(x)), dtype=np.int32)
+    return float(_rank_correlation(_TieGroups(x, owner), _TieGroups(y, owner), ones, owner)[0])
 
 
 def _finite_interval(replicates: np.ndarray) -> list[float] | None:
@@ -69,49 +69,64 @@ def _number(value: float) -> float | None:
 class _TieGroups:
     """A flat array's values as tie groups in ascending order, for ranking resamples of it without sorting again.
 
-    A bootstrap resample holds each element some number of times (its weight). An element's average rank within
-    the resample is (the weight of smaller values) + (the weight of its tie group + 1) / 2: copies of one element
-    tie with each other, so every copy gets that rank. Ranking a replicate is then O(n), not O(n log n).
+    A bootstrap resample holds each element some number of times (its weight: the count of its owner, the prompt
+    it belongs to). An element's average rank within the resample is (the weight of smaller values) + (the weight
+    of its tie group + 1) / 2: copies of one element tie with each other, so every copy gets that rank. With the
+    running sum `cum` of weights in ascending order, that is (cum[first of group] + cum[end of group] + 1) / 2, so
+    ranking a replicate is O(n), not O(n log n). In integers: weights, sums and twice a rank are whole numbers.
     """
 
-    def __init__(self, values: np.ndarray) -> None:
+    def __init__(self, values: np.ndarray, owner: np.ndarray) -> None:
+        n = len(values)
         order = np.argsort(values, kind="stable")
         ordered = values[order]
-        starts = np.concatenate([[True], ordered[1:] != ordered[:-1]]) if len(values) else np.zeros(0, bool)
-        self.count = int(starts.sum())
-        self.group = np.empty(len(values), dtype=np.int64)  # element -> its tie group's position
-        self.group[order] = np.cumsum(starts) - 1
+        starts = np.ones(n, dtype=bool)
+        starts[1:] = ordered[1:] != ordered[:-1]
+        ends = np.ones(n, dtype=bool)
+        ends[:-1] = starts[1:]
+        position = np.arange(n)
+        first = np.maximum.accumulate(np.where(starts, position, 0))  # each sorted position's group: first ...
+        last = np.minimum.accumulate(np.where(ends, position, n)[::-1])[::-1]  # ... and last position
+        self.owner_sorted = owner[order]
+        self.lo = np.empty(n, dtype=np.int64)  # element -> running-sum index before its group
+        self.hi = np.empty(n, dtype=np.int64)  # element -> running-sum index at its group's end
+        self.lo[order], self.hi[order] = first, last + 1
 
-    def ranks(self, weights: np.ndarray) -> np.ndarray:
-        """(rows, n) average ranks within each row's resample, elements weighted by `weights` (rows, n)."""
-        rows = len(weights)
-        offsets = (np.arange(rows) * self.count)[:, None]
-        totals = np.bincount((self.group + offsets).ravel(), weights.ravel(), rows * self.count)
-        totals = totals.reshape(rows, self.count)
-        rank_of_group = np.cumsum(totals, axis=1) - totals + (totals + 1.0) / 2.0
-        return np.take_along_axis(rank_of_group, np.broadcast_to(self.group, weights.shape), axis=1)
+    def centered_ranks2(self, counts: np.ndarray) -> np.ndarray:
+        """(rows, n): twice each element's average rank minus the mean rank, within each row's resample; `counts`
+        (rows, owners) int32, the weight of each owner. Centered, since the mean rank is (total + 1) / 2 whatever
+        the ties."""
+        cum = np.zeros((len(counts), len(self.owner_sorted) + 1), dtype=np.int32)
+        np.cumsum(np.take(counts, self.owner_sorted, axis=1), axis=1, out=cum[:, 1:])
+        out = np.take(cum, self.lo, axis=1)
+        out += np.take(cum, self.hi, axis=1)
+        out -= cum[:, -1:]
+        return out
 
 
-def _weighted_pearson(rx: np.ndarray, ry: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Pearson's r of each row of `rx` and `ry`, elements weighted by `w`; NaN where either side is constant."""
+def _rank_correlation(xs: _TieGroups, ys: _TieGroups, counts: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Spearman's rho of each row's resample (owner weights `counts`, (rows, owners) int32): Pearson's r of the
+    weighted ranks; NaN where either side is constant. Float sums: exact up to 2**53, like the integers."""
+    dx, dy = xs.centered_ranks2(counts), ys.centered_ranks2(counts)
+    w = np.take(counts, owner, axis=1)
+    sxy = np.einsum("ij,ij,ij->i", w, dx, dy, dtype=np.float64)
+    den = np.sqrt(
+        np.einsum("ij,ij,ij->i", w, dx, dx, dtype=np.float64) * np.einsum("ij,ij,ij->i", w, dy, dy, dtype=np.float64)
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
-        total = w.sum(axis=1, keepdims=True)
-        dx = rx - (w * rx).sum(axis=1, keepdims=True) / total
-        dy = ry - (w * ry).sum(axis=1, keepdims=True) / total
-        den = np.sqrt((w * dx * dx).sum(axis=1) * (w * dy * dy).sum(axis=1))
-        return np.where(den > 0, (w * dx * dy).sum(axis=1) / np.where(den > 0, den, 1.0), np.nan)
+        return np.where(den > 0, sxy / np.where(den > 0, den, 1.0), np.nan)
 
 
 def _replicate_rhos(scores: np.ndarray, lengths: np.ndarray, chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
     """Spearman's rho of each bootstrap replicate (the rows of each chunk: resampled prompts; a prompt's responses
     stay together), equal to ranking every resample afresh (`spearman`) but O(responses) per replicate."""
     prompts, width = scores.shape
-    xs, ys = _TieGroups(scores.ravel()), _TieGroups(lengths.ravel())
+    owner = np.repeat(np.arange(prompts), width)  # scores.ravel()'s element -> its prompt
+    xs, ys = _TieGroups(scores.ravel(), owner), _TieGroups(lengths.ravel(), owner)
     for rows in chunks:
         offsets = (np.arange(len(rows)) * prompts)[:, None]
         counts = np.bincount((rows + offsets).ravel(), minlength=len(rows) * prompts).reshape(len(rows), prompts)
-        w = np.repeat(counts.astype(np.float64), width, axis=1)  # each response weighs as its prompt
-        yield _weighted_pearson(xs.ranks(w), ys.ranks(w), w)
+        yield _rank_correlation(xs, ys, counts.astype(np.int32), owner)
 
 
 def length_correlation(
