@@ -60,6 +60,12 @@ def stratified_chunks(
         yield np.concatenate(parts, axis=1) if parts else np.zeros((m, 0), dtype=np.int64)
 
 
+def resample_counts(rows: np.ndarray, n: int) -> np.ndarray:
+    """(replicates, n): how often each of n items is drawn in each row of bootstrap indices `rows`."""
+    offsets = (np.arange(len(rows)) * n)[:, None]
+    return np.bincount((rows + offsets).ravel(), minlength=len(rows) * n).reshape(len(rows), n)
+
+
 def by_group(records: Sequence[PromptScores]) -> dict[str, list[PromptScores]]:
     """The records of each group (domain, subset), groups in name order."""
     groups: dict[str, list[PromptScores]] = {}

@@ -123,10 +123,11 @@ def _replicate_rhos(scores: np.ndarray, lengths: np.ndarray, chunks: Iterable[np
     prompts, width = scores.shape
     owner = np.repeat(np.arange(prompts), width)  # scores.ravel()'s element -> its prompt
     xs, ys = _TieGroups(scores.ravel(), owner), _TieGroups(lengths.ravel(), owner)
+    step = max(1, C.RANK_PASS_ELEMENTS // max(1, scores.size))
     for rows in chunks:
-        offsets = (np.arange(len(rows)) * prompts)[:, None]
-        counts = np.bincount((rows + offsets).ravel(), minlength=len(rows) * prompts).reshape(len(rows), prompts)
-        yield _rank_correlation(xs, ys, counts.astype(np.int32), owner)
+        counts = bootstrap.resample_counts(rows, prompts).astype(np.int32)
+        for start in range(0, len(counts), step):
+            yield _rank_correlation(xs, ys, counts[start : start + step], owner)
 
 
 def length_correlation(
@@ -162,7 +163,9 @@ def style_preference(
 
     def block(prefers: np.ndarray, ties: np.ndarray, sizes: list[int]) -> dict:
         chunks = bootstrap.stratified_chunks(sizes, rng, samples)
-        reps = np.concatenate([prefers[idx].mean(axis=1) for idx in chunks])  # (samples, pairs)
+        # a replicate's mean: its draw counts times the values (whole halves: sums exact, as the mean's own)
+        reps = np.concatenate([bootstrap.resample_counts(idx, len(prefers)) @ prefers for idx in chunks])
+        reps /= max(1, len(prefers))  # (samples, pairs)
         return {
             pair_name(styles, i, j): {
                 "prefers": float(prefers[:, k].mean()),
