@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from rich.table import Table
 
 from . import constants as C
 from .datasets import pairwise as pairwise_data
@@ -31,6 +30,9 @@ from .scoring import pairwise as pairwise_scoring
 from .scoring import rewardbench as rewardbench_scoring
 from .scoring import rewardbench2 as rewardbench2_scoring
 from .scoring import rmbench as rmbench_scoring
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,10 @@ class ScoreStore:
     """Append-only key -> value store; a `kill -9` loses at most the results not yet returned."""
 
     def __init__(self, path: Path, read_only: bool = False) -> None:
+        self._put_hashes: set[int] | None
         if read_only:  # a look at an existing store (`run --dry-run`, `status`): nothing is created or written
             self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            self._put_hashes = None
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         # autocommit mode: every put is its own durable transaction.
@@ -45,9 +47,16 @@ class ScoreStore:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS models (epoch TEXT PRIMARY KEY, role TEXT, served TEXT, fingerprint TEXT)"
         )
+        # A store that starts empty holds only what this process puts (the run directory's lock keeps others
+        # out): a key whose hash was never put is not there, so a first run looks nothing up. A hash is no proof
+        # (strings can share one): a key whose hash was put is still read from SQLite.
+        empty = self._db.execute("SELECT 1 FROM scores LIMIT 1").fetchone() is None
+        self._put_hashes = set() if empty else None
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         wanted = list(dict.fromkeys(keys))
+        if self._put_hashes is not None:
+            wanted = [k for k in wanted if hash(k) in self._put_hashes]
         out: dict[str, Any] = {}
         for i in range(0, len(wanted), 500):  # stay under SQLite's host-parameter limit
             chunk = wanted[i : i + 500]
@@ -61,6 +70,8 @@ class ScoreStore:
         with self._db:  # one transaction for one request's results
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO scores (key, value) VALUES (?, ?)", rows)
+        if self._put_hashes is not None:
+            self._put_hashes.update(hash(k) for k in items)
 
     def known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
         """The recorded epoch of this model, or None when the store has never seen it."""

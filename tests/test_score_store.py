@@ -67,3 +67,27 @@ def test_model_epochs_tell_checkpoints_apart_by_fingerprint(tmp_path):
         assert store.model_epoch("reward", SERVED, [1.25, -0.5]) == first  # remembered across runs
     finally:
         store.close()
+
+
+def test_a_store_that_starts_empty_reads_only_what_it_put(tmp_path):
+    """A first run looks nothing up in SQLite for keys it never put; what it put is read back exactly, and a key
+    whose hash matches one put (a collision, simulated) is still read from SQLite, not assumed present."""
+    k1, k2, k3 = (unit_key("m", r) for r in ("r1", "r2", "r3"))
+    store = ScoreStore(tmp_path / "s.sqlite")
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    try:
+        assert store.get_many([k1, k2]) == {}
+        assert not [s for s in statements if s.startswith("SELECT")]
+        store.put_many({k1: 1.5})
+        assert store.get_many([k1, k2]) == {k1: 1.5}
+        assert store._put_hashes is not None
+        store._put_hashes.add(hash(k3))  # as if k3 shared k1's hash
+        assert store.get_many([k3]) == {}
+    finally:
+        store.close()
+    store = ScoreStore(tmp_path / "s.sqlite")  # not empty: every lookup goes to SQLite
+    try:
+        assert store.get_many([k1, k2]) == {k1: 1.5}
+    finally:
+        store.close()

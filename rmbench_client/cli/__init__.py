@@ -8,9 +8,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import __version__
 from ..errors import RmbError, UserError
@@ -18,6 +16,9 @@ from . import run, status
 from .compare import add_compare_parser, cmd_compare
 from .data import add_data_parser, cmd_data
 from .report import add_report_parser, cmd_report
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_USER_ERROR = 2
 DESCRIPTION = (
@@ -98,12 +99,25 @@ def cmd_stop(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+class _LazyConsole:
+    """rich's Console, made on first use: a run that prints no table (`--json`) never imports rich."""
+
+    _console: Console | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console()
+        return getattr(self._console, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger("httpx").setLevel(max(level, logging.WARNING))  # no per-request lines
-    console = Console()
+    console = cast("Console", _LazyConsole())
     commands = {
         "run": run.cmd_run,
         "status": status.cmd_status,

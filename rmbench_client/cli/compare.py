@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from .. import benchmarks
 from .. import constants as C
-from ..report import differences
-from ..report.compare import bar_chart, load_runs, notes, render
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     """`rmbench-client compare`: print the comparison; write the chart when asked."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..report import differences
+    from ..report.compare import bar_chart, load_runs, notes, render
+
     runs = load_runs(args.paths)
     diffs, why_not = None, None
     if len(runs) > 1:

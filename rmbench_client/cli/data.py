@@ -7,14 +7,15 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .. import benchmarks
 from .. import constants as C
 from ..datasets import data_folder, hub, load_dataset
 from ..errors import DataError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _checksum_state(benchmark: str, path: Path) -> str:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
-from ..report.page import write_report
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from rich.console import Console
+
+    from ..report.page import write_report
+
     path = write_report(args.paths, args.out, args.data, args.seed)
     size = path.stat().st_size / 1e6
     Console(stderr=True).print(f"report: {path} ({size:.1f} MB)", markup=False, highlight=False)

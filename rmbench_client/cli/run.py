@@ -11,12 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .. import benchmarks
 from ..config import MAIN_ROLE, RunConfig, load_config
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_INCOMPLETE = 1
 

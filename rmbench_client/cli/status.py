@@ -9,13 +9,14 @@ import fcntl
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..config import load_config
 from ..errors import DataError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _running(run_dir: Path) -> int | None:

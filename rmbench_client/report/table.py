@@ -6,11 +6,14 @@ report page); the rich tables print them.
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from ..scoring.rmbench import LEVELS
 from .formatting import percent
+
+if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
+    from rich.console import Console
+    from rich.table import Table
 
 Row = dict  # {"name": str, "values": [[value, low, high] | [value] | None, ...], "n": int | None, "total": bool}
 
@@ -68,6 +71,8 @@ def pairwise_rows(summary: dict) -> tuple[list[str], list[Row]]:
 
 
 def _rich(columns: list[str], rows: list[Row], title: str, first: str) -> Table:
+    from rich.table import Table
+
     table = Table(title=title)
     table.add_column(first)
     for col in columns:
@@ -103,6 +108,8 @@ def _rho(block: dict | None) -> str:
 def style_bias_table(summary: dict) -> Table | None:
     """The summary's style-bias diagnostics per group and overall: for each style pair the percent of
     same-substance triples where the more elaborate style scores higher, and the score-length rank correlation."""
+    from rich.table import Table
+
     bias = summary.get("style_bias")
     if not bias:
         return None
@@ -140,6 +147,8 @@ def _subset_rows(table: Table, summary: dict) -> None:
 
 def rewardbench2_table(summary: dict, title: str) -> Table:
     """Subset scores (Ties: its composite score) and the final score, the plain mean of the subsets."""
+    from rich.table import Table
+
     table = Table(title=title)
     _subset_rows(table, summary)
     table.add_row("[bold]score[/bold]", percent(summary["score"], summary.get("ci", {}).get("score")), "")
@@ -151,6 +160,8 @@ def rewardbench2_table(summary: dict, title: str) -> Table:
 
 def pairwise_table(summary: dict, title: str) -> Table:
     """Subset accuracies, the prompt-weighted accuracy and the subsets' macro average."""
+    from rich.table import Table
+
     table = Table(title=title)
     _subset_rows(table, summary)
     ci = summary.get("ci", {})
@@ -161,6 +172,8 @@ def pairwise_table(summary: dict, title: str) -> Table:
 
 
 def print_summary(summary: dict, title: str, console: Console | None = None) -> None:
+    from rich.console import Console
+
     from ..benchmarks import of_summary
 
     console = console or Console()
