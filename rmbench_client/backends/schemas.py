@@ -7,39 +7,40 @@ Floats may be NaN or infinite here: whether a non-finite value is acceptable is 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+import re
+from typing import Any, TypeVar
 
 import msgspec
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 
 from ..errors import ShapeError
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="Shape")
 
 
-class Shape(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-
-def _number(value: Any) -> Any:
-    """A JSON number only: pydantic's lax mode would also take "1.5" or true for a float."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"expected a number, got {type(value).__name__}")
-    return value
-
-
-Number = Annotated[float, BeforeValidator(_number)]
+class Shape(msgspec.Struct, kw_only=True):
+    """An answer's shape (msgspec: unknown fields are skipped). A float field takes a JSON number only: a string
+    such as "1.5", or true, is an error, not a number."""
 
 
 def parse(model: type[M], body: Any, where: str) -> M:
     """`body` as `model`; ShapeError('<where>: unexpected answer: field <loc>: <message>') otherwise."""
     try:
-        return model.model_validate(body)
-    except ValidationError as err:
-        first = err.errors()[0]
-        # union members and validators appear in `loc` as tags like "function-before[...]": not field names
-        loc = ".".join(str(p) for p in first["loc"] if "[" not in str(p)) or "(top level)"
-        raise ShapeError(f"{where}: unexpected answer: field {loc}: {first['msg']} ({str(body)[:120]})") from None
+        return msgspec.convert(body, model)
+    except msgspec.ValidationError as err:
+        loc, message = _located(str(err))
+        raise ShapeError(f"{where}: unexpected answer: field {loc}: {message} ({str(body)[:120]})") from None
+
+
+def _located(error: str) -> tuple[str, str]:
+    """msgspec's "<message> - at `$.data[0].data`" as ("data.0.data", message); a missing or unknown field is
+    named in the path."""
+    found = re.search(r" - at `\$\.?([^`]*)`$", error)
+    message = error[: found.start()] if found else error
+    parts = [re.sub(r"\[(\d+)\]", r".\1", found.group(1))] if found and found.group(1) else []
+    missing = re.fullmatch(r"Object missing required field `([^`]*)`", message)
+    if missing:
+        parts.append(missing.group(1))
+    return ".".join(parts) or "(top level)", message
 
 
 # --- OpenAI-compatible model list (vLLM, SGLang, hosted APIs) ---------------------------------------------------
@@ -54,21 +55,25 @@ class ModelList(Shape):
 
 
 # --- vLLM -------------------------------------------------------------------------------------------------------
-class PoolingItem(Shape):
+class PoolingItem(Shape, kw_only=True):
     index: int = 0
-    data: Number | list[Number] | list[list[Number]]  # one output, the head's outputs, or [[outputs]] (one row)
+    # one output, the head's outputs, or [[outputs]] (one row); msgspec takes one array type in a union, so the
+    # row form is told apart after reading
+    data: float | list[float | list[float]]
 
-    @model_validator(mode="after")
-    def _not_empty(self) -> PoolingItem:
+    def __post_init__(self) -> None:
+        data = self.data
+        if isinstance(data, list) and any(isinstance(v, list) for v in data):
+            if len(data) != 1 or not isinstance(data[0], list):
+                raise ValueError("expected numbers, or one row of numbers")
         if not self.outputs():
             raise ValueError("the head gave no output")
-        return self
 
     def outputs(self) -> list[float]:
-        data = self.data
+        data: Any = self.data
         if isinstance(data, list) and len(data) == 1 and isinstance(data[0], list):
             data = data[0]
-        return [float(v) for v in (data if isinstance(data, list) else [data])]  # type: ignore[arg-type]
+        return [float(v) for v in (data if isinstance(data, list) else [data])]
 
 
 class PoolingResponse(Shape):
@@ -88,8 +93,9 @@ class TokenLogprob(msgspec.Struct):
 
 class GenerateAnswer(msgspec.Struct):
     """`/inference/v1/generate` with prompt_logprobs=0: one {token id: entry} per position, the first null.
-    msgspec, not pydantic: a DPO run decodes millions of entries, and a typed decode that skips the unused fields
-    took half to two thirds of the CPU of orjson plus a lookup (measured by hand, 800-token answers)."""
+    Decoded from the bytes, not through `parse`: a DPO run decodes millions of entries, and a typed decode that
+    skips the unused fields took half to two thirds of the CPU of orjson plus a lookup (measured by hand,
+    800-token answers)."""
 
     prompt_logprobs: list[dict[int, TokenLogprob] | None] | None = None
 
@@ -99,7 +105,7 @@ GENERATE_ANSWER = msgspec.json.Decoder(GenerateAnswer)
 
 # --- TEI --------------------------------------------------------------------------------------------------------
 class TeiPrediction(Shape):
-    score: Number
+    score: float
     label: str
 
 
@@ -119,7 +125,7 @@ class TeiInfo(Shape):
 class TgiPrefillToken(Shape):
     id: int
     text: str = ""
-    logprob: Number | None = None  # the first token has none; TGI writes a NaN as null
+    logprob: float | None = None  # the first token has none; TGI writes a NaN as null
 
 
 class TgiDetails(Shape):
@@ -151,7 +157,7 @@ class TgiInfo(Shape):
 
 # --- SGLang -----------------------------------------------------------------------------------------------------
 class SglangClassifyItem(Shape):
-    embedding: list[Number]
+    embedding: list[float]
 
 
 class SglangTokenize(Shape):

@@ -199,7 +199,7 @@ def generate_logprobs(ids: list[int], content: bytes, where: str) -> list[float]
 
 def token_logprobs(seq: list[int], entries: Any, where: str) -> list[float]:
     """log p(seq[t] | seq[:t]) for t >= 1 from vLLM's prompt_logprobs (one {token id: {"logprob": ...}} per
-    position, the first null), looked up by token id. Read directly, not through pydantic: a DPO run reads
+    position, the first null), looked up by token id. Read directly, not through `parse`: a DPO run reads
     millions of these, and a model per entry cost more CPU than the rest of the client together."""
     if not isinstance(entries, list) or len(entries) != len(seq):
         n = len(entries) if isinstance(entries, list) else "no"

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import benchmarks
-from ..config import MAIN_ROLE, RunConfig, load_config
+from ..config import MAIN_ROLE, RunConfig, load_config, validated
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,7 +97,8 @@ def config(args: argparse.Namespace) -> RunConfig:
     if not every:
         return cfg
     roles = {name: role.model_copy(update=every) for name, role in cfg.roles.items()}
-    return RunConfig.model_validate(cfg.model_dump() | {"roles": {n: r.model_dump() for n, r in roles.items()}})
+    data = cfg.model_dump() | {"roles": {n: r.model_dump() for n, r in roles.items()}}
+    return validated(data, "--api-key-env / --concurrency")
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
