@@ -7,6 +7,7 @@ import argparse
 import json
 import ssl
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,21 @@ def test_tls_verification_is_per_role():
         client = make_client(role, ClientOptions())
         modes[name] = client._transport.ssl_context().verify_mode  # type: ignore[attr-defined]
     assert modes == {"strict": ssl.CERT_REQUIRED, "lax": ssl.CERT_NONE}
+
+
+def test_a_json_run_imports_no_table_library_and_no_pydantic(tmp_path):
+    """What a `run --json` does not need is never imported (the fixed cost of a run): rich (tables), httpx's own
+    command line (click, pygments) and pydantic."""
+    data = require_rmbench()
+    script = (
+        "import json, sys\n"
+        "from rmbench_client.cli import main\n"
+        f"code = main(['run', '--model', 'baseline:longer', '--data', {str(data)!r}, '--out', {str(tmp_path)!r},"
+        " '--limit', '2', '--json', '--no-heatmaps'])\n"
+        "sys.stderr.write(json.dumps([code, sorted(m for m in ('rich', 'click', 'pygments', 'pydantic')"
+        " if m in sys.modules)]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    code, loaded = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert code == 0 and json.loads(proc.stdout)["scored"] == 2
+    assert loaded == []
