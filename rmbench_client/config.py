@@ -8,7 +8,6 @@ pydantic's import and model building took about 0.14 s of CPU at the start of ev
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlparse
@@ -18,7 +17,7 @@ import yaml
 from msgspec import Meta, field
 
 from . import constants as C
-from .errors import ConfigError
+from .errors import ConfigError, located
 
 ModelType = Literal["reward", "dpo", "judge", "baseline"]
 Role = Literal["reward", "policy", "reference", "judge"]
@@ -188,35 +187,17 @@ def validated(data: dict[str, Any], source: str) -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except msgspec.ValidationError as err:
-        message = str(err)
+        where, what = located(str(err))
         roles = data.get("roles")
-        if "$.roles[...]" in message and isinstance(roles, dict):  # msgspec does not name a mapping's key
+        if "$.roles[...]" in str(err) and isinstance(roles, dict):  # msgspec does not name a mapping's key
             for name, role in roles.items():
                 try:
                     RoleConfig.model_validate(role)
                 except msgspec.ValidationError as inner:
-                    message = _prefixed(str(inner), f"roles.{name}")
+                    inside, what = located(str(inner))
+                    where = ".".join(p for p in ("roles", name, inside) if p)
                     break
-        raise ConfigError(f"{source}: {_where_and_what(message)}") from None
-
-
-def _prefixed(message: str, prefix: str) -> str:
-    """A role's own error with the path from the top: "... - at `$.x`" -> "... - at `$.roles.NAME.x`"."""
-    found = re.search(r" - at `\$([^`]*)`$", message)
-    if found is None:
-        return f"{message} - at `$.{prefix}`"
-    return message[: found.start()] + f" - at `$.{prefix}{found.group(1)}`"
-
-
-def _where_and_what(message: str) -> str:
-    """msgspec's "<what> - at `$.a.b[0]`" as "a.b.0: <what>"; an unknown field as "<path>.<key>: unknown key"."""
-    found = re.search(r" - at `(?:key` in `)?\$\.?([^`]*)`$", message)  # a mapping's key: "at `key` in `$.x`"
-    what = message[: found.start()] if found else message
-    where = re.sub(r"\[(\d+)\]", r".\1", found.group(1)) if found else ""
-    unknown = re.fullmatch(r"Object contains unknown field `([^`]*)`", what)
-    if unknown:
-        where, what = ".".join(p for p in (where, unknown.group(1)) if p), "unknown key"
-    return f"{where or '(top level)'}: {what}"
+        raise ConfigError(f"{source}: {where or '(top level)'}: {what}") from None
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:

@@ -10,9 +10,13 @@ RmbError                      anything this package raises on purpose
     ├── RetryableError        worth another try (timeouts, 408/429/5xx, dropped connections)
     └── SampleError           retrying cannot fix it (400, too long, NaN); recorded for that sample
         └── ShapeError        an answer that does not have the documented shape (names endpoint and field)
+
+`located` reads where a msgspec validation error points, for the one-line errors of configs and answers.
 """
 
 from __future__ import annotations
+
+import re
 
 
 class RmbError(Exception):
@@ -58,3 +62,18 @@ class SampleError(EndpointError):
 
 class ShapeError(SampleError):
     """A server answer that does not have the documented shape; deterministic, so never retried."""
+
+
+def located(message: str) -> tuple[str, str]:
+    """A msgspec validation message as (dotted path, what): "Expected `int`, got `str` - at `$.data[0].id`" ->
+    ("data.0.id", "Expected `int`, got `str`"); the path is "" at the top level. A missing or unknown field is named
+    in the path (an unknown one as "unknown key"); a mapping's bad key ("at `key` in `$.roles`") is placed at its
+    mapping."""
+    found = re.search(r" - at `(?:key` in `)?\$\.?([^`]*)`$", message)
+    what = message[: found.start()] if found else message
+    parts = [re.sub(r"\[(\d+)\]", r".\1", found.group(1))] if found and found.group(1) else []
+    named = re.fullmatch(r"Object (missing required|contains unknown) field `([^`]*)`", what)
+    if named:
+        parts.append(named.group(2))
+        what = "unknown key" if named.group(1) == "contains unknown" else what
+    return ".".join(parts), what

@@ -18,7 +18,7 @@ from helpers_data import require_rmbench
 from rmbench_client.cli import build_parser
 from rmbench_client.cli.run import config
 from rmbench_client.cli.status import status
-from rmbench_client.config import ClientOptions, RoleConfig
+from rmbench_client.config import ClientOptions, RoleConfig, validated
 from rmbench_client.errors import ConfigError
 from rmbench_client.model_kinds.factory import make_client
 
@@ -167,3 +167,21 @@ def test_a_json_run_imports_no_table_library_and_no_pydantic(tmp_path):
     code, loaded = json.loads(proc.stderr.strip().splitlines()[-1])
     assert code == 0 and json.loads(proc.stdout)["scored"] == 2
     assert loaded == []
+
+
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        ({"colour": "blue"}, "c.yaml: colour: unknown key"),
+        ({"roles": {"reward": {"served_model": "rm", "endpoints": []}}}, "c.yaml: roles.reward.endpoints: Expected"),
+        ({"roles": {"reward": {"endpoints": ["http://h:1"]}}}, "c.yaml: roles.reward.served_model: Object missing"),
+        ({"roles": {"reward": {"served_model": "rm", "endpoints": ["ftp://h"]}}}, "c.yaml: roles.reward: endpoint"),
+        ({"client": {"read_timeout": 0}}, "c.yaml: client.read_timeout: Expected `float` > 0.0"),
+        ({"roles": {"rewards": {}}}, "c.yaml: roles: Invalid enum value 'rewards'"),
+    ],
+)
+def test_a_bad_config_value_is_one_line_naming_the_key(data, line):
+    """msgspec names no mapping key and marks unknown fields its own way: the line still says which key is wrong."""
+    with pytest.raises(ConfigError) as err:
+        validated({"model": "m", **data}, "c.yaml")
+    assert str(err.value).startswith(line) and "\n" not in str(err.value)

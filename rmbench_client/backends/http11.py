@@ -20,7 +20,7 @@ _CRLF = b"\r\n"
 _MAX_HEAD = 64 * 1024
 
 
-_FIXED = ("Accept: */*", "Accept-Encoding: identity", "Connection: keep-alive", "User-Agent: rmbench-client")
+_FIXED = (b"Accept: */*", b"Accept-Encoding: identity", b"Connection: keep-alive", b"User-Agent: rmbench-client")
 
 
 class Answer(NamedTuple):
@@ -170,9 +170,7 @@ class _Stale(Exception):
 
 
 def _request_head(request: httpx.Request, body: bytes) -> bytes:
-    target = request.url.raw_path
-    lines = [request.method.encode() + b" " + target + b" HTTP/1.1"]
-    has_length = False
+    fields, has_length = [], False
     for name, value in request.headers.raw:
         low = name.lower()
         if low == b"content-length":
@@ -181,19 +179,23 @@ def _request_head(request: httpx.Request, body: bytes) -> bytes:
             continue  # the body is sent whole, with its length
         elif low == b"accept-encoding":
             value = b"identity"  # answers are read as sent: no decompression here
-        lines.append(name + b": " + value)
-    if not has_length and (body or request.method in ("POST", "PUT", "PATCH")):
-        lines.append(b"Content-Length: " + str(len(body)).encode())
-    return _CRLF.join(lines) + b"\r\n\r\n"
+        fields.append(name + b": " + value)
+    return _head(request.method, request.url.raw_path, fields, body, has_length)
 
 
 def _plain_head(method: str, url: httpx.URL, headers: dict[str, str], body: bytes) -> bytes:
     """The head of `send`'s request: what httpx would send (no cookies, no compression asked for)."""
-    lines = [f"{method} {url.raw_path.decode('ascii')} HTTP/1.1", f"Host: {url.netloc.decode('ascii')}", *_FIXED]
-    lines += [f"{name}: {value}" for name, value in headers.items()]
-    if body or method in ("POST", "PUT", "PATCH"):
-        lines.append(f"Content-Length: {len(body)}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    fields = [b"Host: " + url.netloc, *_FIXED]
+    fields += [f"{name}: {value}".encode("latin-1") for name, value in headers.items()]
+    return _head(method, url.raw_path, fields, body, False)
+
+
+def _head(method: str, target: bytes, fields: list[bytes], body: bytes, has_length: bool) -> bytes:
+    """The request line, the header fields, and the body's length where the fields do not give it."""
+    lines = [method.encode() + b" " + target + b" HTTP/1.1", *fields]
+    if not has_length and (body or method in ("POST", "PUT", "PATCH")):
+        lines.append(b"Content-Length: " + str(len(body)).encode())
+    return _CRLF.join(lines) + b"\r\n\r\n"
 
 
 def _parse_head(

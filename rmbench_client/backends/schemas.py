@@ -7,12 +7,11 @@ Floats may be NaN or infinite here: whether a non-finite value is acceptable is 
 
 from __future__ import annotations
 
-import re
 from typing import Any, TypeVar
 
 import msgspec
 
-from ..errors import ShapeError
+from ..errors import ShapeError, located
 
 M = TypeVar("M", bound="Shape")
 
@@ -27,20 +26,9 @@ def parse(model: type[M], body: Any, where: str) -> M:
     try:
         return msgspec.convert(body, model)
     except msgspec.ValidationError as err:
-        loc, message = _located(str(err))
+        loc, message = located(str(err))
+        loc = loc or "(top level)"
         raise ShapeError(f"{where}: unexpected answer: field {loc}: {message} ({str(body)[:120]})") from None
-
-
-def _located(error: str) -> tuple[str, str]:
-    """msgspec's "<message> - at `$.data[0].data`" as ("data.0.data", message); a missing or unknown field is
-    named in the path."""
-    found = re.search(r" - at `\$\.?([^`]*)`$", error)
-    message = error[: found.start()] if found else error
-    parts = [re.sub(r"\[(\d+)\]", r".\1", found.group(1))] if found and found.group(1) else []
-    missing = re.fullmatch(r"Object missing required field `([^`]*)`", message)
-    if missing:
-        parts.append(missing.group(1))
-    return ".".join(parts) or "(top level)", message
 
 
 # --- OpenAI-compatible model list (vLLM, SGLang, hosted APIs) ---------------------------------------------------
