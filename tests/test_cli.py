@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import ssl
 import subprocess
 import sys
@@ -167,6 +168,23 @@ def test_a_json_run_imports_no_table_library_and_no_pydantic(tmp_path):
     code, loaded = json.loads(proc.stderr.strip().splitlines()[-1])
     assert code == 0 and json.loads(proc.stdout)["scored"] == 2
     assert loaded == []
+
+
+@pytest.mark.parametrize(("user_setting", "expected"), [(None, "1"), ("2", "2")])
+def test_the_client_runs_numpy_on_one_blas_thread_unless_the_user_chose(user_setting, expected):
+    """OpenBLAS's worker threads spin after every call; the client's matrix work is small, so they only burn CPU."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if user_setting:
+        env["OPENBLAS_NUM_THREADS"] = user_setting
+    script = (
+        "import os, rmbench_client, numpy\n"
+        "print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    setting, threads = proc.stdout.split()
+    assert setting == expected
+    if user_setting is None:
+        assert threads == "1"  # OpenBLAS started no worker thread
 
 
 @pytest.mark.parametrize(
