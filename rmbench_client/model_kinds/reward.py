@@ -135,8 +135,10 @@ class RewardModel:
     async def _score_payloads(self, payloads: list[Any]) -> list[list[float]]:
         if self.mode == "text":
             size = self.backend.max_batch or len(payloads)
-            chunks = [payloads[i : i + size] for i in range(0, len(payloads), size)]
             backend = self.backend
+            if 0 < len(payloads) <= size:  # one request (the usual case): no task to gather
+                return await self.pool.call(partial(backend.rewards_for_texts, texts=payloads))
+            chunks = [payloads[i : i + size] for i in range(0, len(payloads), size)]
             done = await asyncio.gather(*(self.pool.call(partial(backend.rewards_for_texts, texts=c)) for c in chunks))
             return [values for chunk in done for values in chunk]
         vllm = self._vllm_backend()

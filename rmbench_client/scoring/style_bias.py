@@ -107,12 +107,12 @@ class _TieGroups:
 def _rank_correlation(xs: _TieGroups, ys: _TieGroups, counts: np.ndarray, owner: np.ndarray) -> np.ndarray:
     """Spearman's rho of each row's resample (owner weights `counts`, (rows, owners) int32): Pearson's r of the
     weighted ranks; NaN where either side is constant. Float sums: exact up to 2**53, like the integers."""
-    dx, dy = xs.centered_ranks2(counts), ys.centered_ranks2(counts)
-    w = np.take(counts, owner, axis=1)
-    sxy = np.einsum("ij,ij,ij->i", w, dx, dy, dtype=np.float64)
-    den = np.sqrt(
-        np.einsum("ij,ij,ij->i", w, dx, dx, dtype=np.float64) * np.einsum("ij,ij,ij->i", w, dy, dy, dtype=np.float64)
-    )
+    dx = xs.centered_ranks2(counts).astype(np.float64)
+    dy = ys.centered_ranks2(counts).astype(np.float64)
+    w = np.take(counts, owner, axis=1).astype(np.float64)
+    wx, wy = w * dx, w * dy  # whole numbers: two-operand float sums are a third faster than casting in einsum
+    sxy = np.einsum("ij,ij->i", wx, dy)
+    den = np.sqrt(np.einsum("ij,ij->i", wx, dx) * np.einsum("ij,ij->i", wy, dy))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, sxy / np.where(den > 0, den, 1.0), np.nan)
 
