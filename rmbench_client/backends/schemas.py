@@ -7,6 +7,9 @@ Floats may be NaN or infinite here: whether a non-finite value is acceptable is 
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import msgspec
@@ -73,13 +76,14 @@ class TokenizeResponse(Shape):
     max_model_len: int | None = None
 
 
-class TokenLogprob(msgspec.Struct):
-    """One prompt position's entry (vLLM also sends `rank` and `decoded_token`: skipped unread)."""
+class TokenLogprob(msgspec.Struct, gc=False):
+    """One prompt position's entry (vLLM also sends `rank` and `decoded_token`: skipped unread). Untracked by the
+    cycle collector, as it holds one float: the decode is a tenth faster (measured by hand, 1,500-token answers)."""
 
     logprob: float
 
 
-class GenerateAnswer(msgspec.Struct):
+class GenerateAnswer(msgspec.Struct, gc=False):
     """`/inference/v1/generate` with prompt_logprobs=0: one {token id: entry} per position, the first null.
     Decoded from the bytes, not through `parse`: a DPO run decodes millions of entries, and a typed decode that
     skips the unused fields took half to two thirds of the CPU of orjson plus a lookup (measured by hand,
@@ -89,6 +93,20 @@ class GenerateAnswer(msgspec.Struct):
 
 
 GENERATE_ANSWER = msgspec.json.Decoder(GenerateAnswer)
+
+
+@contextmanager
+def uncollected() -> Iterator[None]:
+    """No cycle collection while a log-prob answer is decoded and read. Its thousands of short-lived dicts hold
+    no cycles, yet each one counts towards the collector's next pass, and those passes scanned them again and
+    again: a fifth of a DPO run's client CPU (measured with gc.callbacks). Objects freed again are uncounted."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 # --- TEI --------------------------------------------------------------------------------------------------------

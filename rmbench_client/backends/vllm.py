@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import EndpointError, SampleError, ShapeError
 from .base import Endpoint, Messages
-from .schemas import GENERATE_ANSWER, ModelList, PoolingResponse, TokenizeResponse, parse
+from .schemas import GENERATE_ANSWER, ModelList, PoolingResponse, TokenizeResponse, parse, uncollected
 from .transport import answer_json, request_body, request_json
 
 
@@ -188,13 +188,17 @@ def generate_logprobs(ids: list[int], content: bytes, where: str) -> list[float]
     """log p(ids[t] | ids[:t]) for t >= 1 from a generate answer: the typed decode, or, for any answer it does not
     read (a missing or null entry, a NaN, another shape), the general path that says what is wrong with it."""
     try:
-        entries = GENERATE_ANSWER.decode(content).prompt_logprobs
-        if entries is not None and len(entries) == len(ids):
-            return checked_logprobs([entries[t][ids[t]].logprob for t in range(1, len(ids))], where)  # type: ignore[index]
+        with uncollected():
+            entries = GENERATE_ANSWER.decode(content).prompt_logprobs
+            if entries is not None and len(entries) == len(ids):
+                values = [entries[t][ids[t]].logprob for t in range(1, len(ids))]  # type: ignore[index]
+                del entries  # freed while the collector is off: never counted towards its next pass
+                return checked_logprobs(values, where)
     except (msgspec.DecodeError, KeyError, TypeError):
         pass
-    body = answer_json(content, where)
-    return token_logprobs(ids, body.get("prompt_logprobs") if isinstance(body, dict) else None, where)
+    with uncollected():
+        body = answer_json(content, where)
+        return token_logprobs(ids, body.get("prompt_logprobs") if isinstance(body, dict) else None, where)
 
 
 def token_logprobs(seq: list[int], entries: Any, where: str) -> list[float]:
