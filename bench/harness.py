@@ -140,7 +140,7 @@ def config(
     data_cfg.pop("limit", None)
     if limit is not None:
         data_cfg["limit"] = limit
-    return RunConfig.model_validate(data_cfg)
+    return RunConfig.from_data(data_cfg)
 
 
 @contextlib.contextmanager
@@ -311,7 +311,7 @@ def client_settings() -> dict[str, Any]:
         "reward_template": cfg.reward.template,
         "dpo_template": dpo.dpo.template,
         "concurrency_per_endpoint": cfg.roles["reward"].concurrency,
-        "client": cfg.client.model_dump(mode="json"),
+        "client": cfg.client.to_data(),
     }
 
 

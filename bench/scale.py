@@ -54,10 +54,10 @@ def profiled(name: str, fn: Any) -> Any:
 
 def measured_tiny(cfg: RunConfig, key: str, profile: str, pgids: list[int], add: Any) -> None:
     """A warm-up of two prompts, the measured run, then its first QUICK_SCALE_PROMPTS under cProfile."""
-    client_run(cfg.model_copy(update={"limit": 2, "out": str(Path(cfg.out).with_name(Path(cfg.out).name + "-warmup"))}))
+    client_run(cfg.replace(limit=2, out=str(Path(cfg.out).with_name(Path(cfg.out).name + "-warmup"))))
     sample, phases = measure(lambda: client_run(cfg), pgids)
     add(key, sample, **phases)
-    profiled(profile, lambda: client_run(cfg.model_copy(update={"limit": B.QUICK_SCALE_PROMPTS})))
+    profiled(profile, lambda: client_run(cfg.replace(limit=B.QUICK_SCALE_PROMPTS)))
 
 
 def tiny_runs(add: Any) -> None:
@@ -82,7 +82,7 @@ def tiny_runs(add: Any) -> None:
 def cli_run(cfg: RunConfig, name: str, extra: list[str] | None = None) -> tuple[float, float]:
     """`rmbench-client run` in its own process: (peak RSS in MB, CPU seconds)."""
     path = WORK / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json", exclude_none=True)), encoding="utf-8")
+    path.write_text(yaml.safe_dump(cfg.to_data(exclude_none=True)), encoding="utf-8")
     cmd = [str(CLIENT), "run", "--config", str(path), "--fresh", "--no-progress", "--json", *(extra or [])]
     with open(WORK / f"{name}.log", "wb") as logfile:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=logfile, stderr=subprocess.STDOUT)
@@ -135,7 +135,7 @@ def sim_endpoints(n: int) -> Iterator[list[str]]:
 def sim_config(urls: list[str], data: Path) -> RunConfig:
     template = WORK / "sim-template.jinja"
     template.write_text(SIM_TEMPLATE, encoding="utf-8")
-    return RunConfig.model_validate(
+    return RunConfig.from_data(
         {
             "model": "sim-reward",
             "type": "reward",
@@ -184,7 +184,7 @@ def sim_runs(add: Any) -> None:
     for n in B.SIM_ENDPOINTS:
         with sim_endpoints(n) as urls:
             cfg = sim_config(urls, data)
-            client_run(cfg.model_copy(update={"limit": 4, "out": str(WORK / "client-sim-warmup")}))
+            client_run(cfg.replace(limit=4, out=str(WORK / "client-sim-warmup")))
             with QueueShare() as q:
                 sample, phases = measure(lambda cfg=cfg: client_run(cfg))
             rate = phases["sent"] / phases["scoring_s"]
@@ -216,7 +216,7 @@ def httpx_transport(cfg: RunConfig, add: Any) -> None:
 
             factory.endpoints = own_clients  # type: ignore[assignment]
         try:
-            run = cfg.model_copy(update={"limit": B.SIM_HTTPX_PROMPTS, "out": str(WORK / f"client-sim-httpx-{name}")})
+            run = cfg.replace(limit=B.SIM_HTTPX_PROMPTS, out=str(WORK / f"client-sim-httpx-{name}"))
             sample, phases = measure(lambda run=run: client_run(run))
         finally:
             factory.make_client, factory.endpoints = saved, saved_endpoints  # type: ignore[assignment]
@@ -249,7 +249,7 @@ def pairwise_memory(add: Any) -> None:
     prompts = B.PAIRWISE_QUICK_PROMPTS if QUICK else B.PAIRWISE_PROMPTS
     data = pairwise_data(prompts)
     with sim_endpoints(16) as urls:
-        cfg = sim_config(urls, data).model_copy(update={"benchmark": "pairwise", "out": str(WORK / "client-pairwise")})
+        cfg = sim_config(urls, data).replace(benchmark="pairwise", out=str(WORK / "client-pairwise"))
         t0 = time.perf_counter()
         peak, cpu = cli_run(cfg, "p9-pairwise")
         wall = time.perf_counter() - t0

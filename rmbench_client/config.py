@@ -38,18 +38,17 @@ class Strict(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
     Sections say `frozen=True, kw_only=True` again: msgspec inherits them, mypy reads them per class."""
 
     @classmethod
-    def model_validate(cls, data: Any) -> Self:
+    def from_data(cls, data: Any) -> Self:
         """The section from plain data (YAML's, the flags'); a msgspec.ValidationError when it does not fit.
         Lax as YAML and flags need: "8" is read as 8."""
         return msgspec.convert(data, cls, strict=False)
 
-    def model_copy(self, update: dict[str, Any] | None = None) -> Self:
+    def replace(self, **changes: Any) -> Self:
         """A copy with some fields replaced (checked again only by `__post_init__`, as a copy is made in code)."""
-        return msgspec.structs.replace(self, **(update or {}))
+        return msgspec.structs.replace(self, **changes)
 
-    def model_dump(self, mode: str = "python", exclude_none: bool = False) -> dict[str, Any]:
-        """Plain data (JSON-compatible: `mode` is accepted for the callers that say "json"); without the keys whose
-        value is None when asked."""
+    def to_data(self, exclude_none: bool = False) -> dict[str, Any]:
+        """Plain, JSON-compatible data; without the keys whose value is None when asked."""
         data = msgspec.to_builtins(self)
         return _without_none(data) if exclude_none else data
 
@@ -148,10 +147,10 @@ class RunConfig(Strict, frozen=True, kw_only=True):
     client: ClientOptions = field(default_factory=ClientOptions)
 
     @classmethod
-    def model_validate(cls, data: Any) -> Self:
+    def from_data(cls, data: Any) -> Self:
         if isinstance(data, dict) and str(data.get("model", "")).startswith("baseline:"):
             data = {**data, "type": "baseline"}  # a baseline is its own type whatever the file says
-        return super().model_validate(data)
+        return super().from_data(data)
 
     def __post_init__(self) -> None:
         from .benchmarks import NAMES  # the registry, imported late: it pulls in every benchmark's modules
@@ -182,17 +181,17 @@ class RunConfig(Strict, frozen=True, kw_only=True):
 
 
 def validated(data: dict[str, Any], source: str) -> RunConfig:
-    """`RunConfig.model_validate(data)`, or a ConfigError that names the source and the key:
+    """`RunConfig.from_data(data)`, or a ConfigError that names the source and the key:
     "<source>: roles.reward.endpoints: Expected `array` of length >= 1"."""
     try:
-        return RunConfig.model_validate(data)
+        return RunConfig.from_data(data)
     except msgspec.ValidationError as err:
         where, what = located(str(err))
         roles = data.get("roles")
         if "$.roles[...]" in str(err) and isinstance(roles, dict):  # msgspec does not name a mapping's key
             for name, role in roles.items():
                 try:
-                    RoleConfig.model_validate(role)
+                    RoleConfig.from_data(role)
                 except msgspec.ValidationError as inner:
                     inside, what = located(str(inner))
                     where = ".".join(p for p in ("roles", name, inside) if p)
@@ -254,4 +253,4 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
 
 def dump_config(cfg: RunConfig) -> str:
     """The config as used, for the run directory (keys come from the environment and are never stored)."""
-    return yaml.safe_dump(cfg.model_dump(mode="json", exclude_none=True), sort_keys=False)
+    return yaml.safe_dump(cfg.to_data(exclude_none=True), sort_keys=False)

@@ -41,11 +41,11 @@ TEST_PORTS = {"reward": port(1), "policy": port(2), "reference": port(3)}
 def with_ports(cfg: RunConfig, ports: dict[str, int]) -> RunConfig:
     """The config with only the roles in `ports`, each served on 127.0.0.1:<port>."""
     roles = {
-        role: rc.model_copy(update={"endpoints": [f"http://127.0.0.1:{ports[role]}"]})
+        role: rc.replace(endpoints=[f"http://127.0.0.1:{ports[role]}"])
         for role, rc in cfg.roles.items()
         if role in ports
     }
-    return cfg.model_copy(update={"roles": roles})
+    return cfg.replace(roles=roles)
 
 
 def ensure_server_side() -> None:

@@ -25,11 +25,11 @@ CLI = str(Path(sys.executable).with_name("rmbench-client"))
 
 
 def config_for(servers, tmp_path: Path, **update) -> RunConfig:
-    return RunConfig.model_validate({**servers.config.model_dump(), "out": str(tmp_path / "run"), **update})
+    return RunConfig.from_data({**servers.config.to_data(), "out": str(tmp_path / "run"), **update})
 
 
 def write_config(cfg: RunConfig, path: Path) -> Path:
-    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json", exclude_none=True)))
+    path.write_text(yaml.safe_dump(cfg.to_data(exclude_none=True)))
     return path
 
 
@@ -111,10 +111,10 @@ def test_dpo_without_the_token_endpoint_falls_back_to_completions(
     index, ref = transformers_values
     url = f"http://127.0.0.1:{port(71)}"
     policy = cpu_servers.config.roles["policy"]
-    serve = policy.serve.model_copy(update={"extra_args": ["--no-enable-scale-out"]})
-    role = policy.model_copy(update={"endpoints": [url], "serve": serve})
+    serve = policy.serve.replace(extra_args=["--no-enable-scale-out"])
+    role = policy.replace(endpoints=[url], serve=serve)
     cfg = config_for(cpu_servers, tmp_path, data=str(small_data), type="dpo", model="tiny-dpo",
-                     dpo={"reward": "sum", "template": "auto"}, roles={"policy": role.model_dump()})  # fmt: skip
+                     dpo={"reward": "sum", "template": "auto"}, roles={"policy": role.to_data()})  # fmt: skip
     state = tmp_path / "servers"
     start_servers(cfg, repo_root=REPO, state_dir=state)
     try:

@@ -54,7 +54,7 @@ MULTI_TURN = [
 
 
 def config(servers: CpuServers, tmp_path: Path, **update: Any) -> RunConfig:
-    return RunConfig.model_validate({**servers.config.model_dump(), "out": str(tmp_path / "run"), **update})
+    return RunConfig.from_data({**servers.config.to_data(), "out": str(tmp_path / "run"), **update})
 
 
 def rescored(out: Path) -> dict:
@@ -111,7 +111,7 @@ def test_multi_turn_user_data_through_dpo(cpu_servers, multi_turn_file, transfor
     cfg = config(
         cpu_servers, tmp_path, benchmark="pairwise", type="dpo", model="tiny-dpo", dpo=dpo, data=str(multi_turn_file)
     )
-    cfg = cfg.model_copy(update={"data_fields": FIELDS})
+    cfg = cfg.replace(data_fields=FIELDS)
     result = run(cfg, progress=False)
     assert result.all_scored
     lines = [json.loads(x) for x in (result.out_dir / "samples.jsonl").read_text().splitlines()]
@@ -154,7 +154,7 @@ def test_rewardbench2_through_reward_and_dpo(cpu_servers, rb2_file, tmp_path, ki
 def test_rewardbench2_through_a_rating_judge(cpu_servers, rb2_file, tmp_path):
     """The tiny policy as a judge: 4 tokens hold no 1-10 rating, so every answer is unrated (-1): each non-Ties
     prompt scores 1/4, as reward-bench scores a prompt without any valid rating; all are counted."""
-    judge = {**cpu_servers.config.roles["policy"].model_dump(), "serve": None}
+    judge = {**cpu_servers.config.roles["policy"].to_data(), "serve": None}
     cfg = config(
         cpu_servers,
         tmp_path,

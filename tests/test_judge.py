@@ -113,9 +113,9 @@ def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path, order):
     records.sort(key=lambda r: len(r["prompt"]) + sum(len(x) for x in r["chosen"] + r["rejected"]))
     data = tmp_path / "chat_filtered.json"
     data.write_text(json.dumps(records[:2]))
-    base = cpu_servers.config.model_dump()
+    base = cpu_servers.config.to_data()
     judge_role = {**base["roles"]["policy"], "serve": None}
-    cfg = RunConfig.model_validate(
+    cfg = RunConfig.from_data(
         {
             **base,
             "model": "tiny-judge",

@@ -87,10 +87,10 @@ def _demo_config(cpu_servers: CpuServers, ports: dict[str, int], **serve: object
     """The demo config on other ports; `serve` overrides fields of every role's serve section."""
     cfg = with_ports(cpu_servers.config, ports)
     roles = {
-        role: rc.model_copy(update={"serve": rc.serve.model_copy(update=serve) if rc.serve else None})
+        role: rc.replace(serve=rc.serve.replace(**serve) if rc.serve else None)
         for role, rc in cfg.roles.items()
     }
-    return cfg.model_copy(update={"roles": roles})
+    return cfg.replace(roles=roles)
 
 
 @pytest.mark.server
@@ -205,8 +205,8 @@ def test_server_exiting_during_start_stops_the_others(cpu_servers: CpuServers, t
     cfg = _demo_config(cpu_servers, {"reward": port(31), "policy": port(32)})
     bad = cfg.roles["policy"]
     assert bad.serve is not None
-    bad = bad.model_copy(update={"serve": bad.serve.model_copy(update={"extra_args": ["--no-such-flag"]})})
-    cfg = cfg.model_copy(update={"roles": {**cfg.roles, "policy": bad}})
+    bad = bad.replace(serve=bad.serve.replace(extra_args=["--no-such-flag"]))
+    cfg = cfg.replace(roles={**cfg.roles, "policy": bad})
     with pytest.raises(ServerError) as err:
         start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
     message = str(err.value)
@@ -250,7 +250,7 @@ def test_commands_for_policy_data_parallel_cpu_and_tgi(monkeypatch: pytest.Monke
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "")
     policy = load_config(REPO / "configs" / "tulu-2-dpo-13b.yaml").roles["policy"]
     assert policy.serve is not None
-    dp = policy.model_copy(update={"serve": policy.serve.model_copy(update={"data_parallel_size": 4})})
+    dp = policy.replace(serve=policy.serve.replace(data_parallel_size=4))
     cmd = server_command("policy", dp, "http://gpu-node:8010", REPO)
     assert "--pooler-config" not in cmd and cmd[cmd.index("--data-parallel-size") + 1] == "4"
     assert cmd[cmd.index("--host") + 1] == "0.0.0.0"  # a non-loopback URL must be reachable from the client
@@ -272,13 +272,13 @@ def test_commands_for_policy_data_parallel_cpu_and_tgi(monkeypatch: pytest.Monke
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # ... the user's does
     monkeypatch.setattr(commands, "BLAS_THREADS_SET_HERE", False)
     assert server_env(demo.serve, 0)["OPENBLAS_NUM_THREADS"] == "3"
-    tgi = policy.model_copy(update={"serve": policy.serve.model_copy(update={"engine": "tgi"})})
+    tgi = policy.replace(serve=policy.serve.replace(engine="tgi"))
     assert server_command("policy", tgi, "http://127.0.0.1:8010", REPO)[:2] == [
         "bash",
         str(REPO / "servers" / "tgi.sh"),
     ]
     with pytest.raises(ServerError, match="TGI serves causal LMs only"):
-        server_command("reward", demo.model_copy(update={"serve": demo.serve.model_copy(update={"engine": "tgi"})}),
+        server_command("reward", demo.replace(serve=demo.serve.replace(engine="tgi")),
                      "http://127.0.0.1:8701", REPO)  # fmt: skip
 
 
@@ -315,8 +315,8 @@ def test_bad_cpus_fail_before_starting(cpus: list[str], message: str, tmp_path: 
     cfg = load_config(REPO / "configs" / "cpu-demo.yaml")
     reward = cfg.roles["reward"]
     assert reward.serve is not None
-    reward = reward.model_copy(update={"serve": reward.serve.model_copy(update={"cpus": cpus})})
-    cfg = cfg.model_copy(update={"roles": {"reward": reward}})
+    reward = reward.replace(serve=reward.serve.replace(cpus=cpus))
+    cfg = cfg.replace(roles={"reward": reward})
     with pytest.raises(ServerError, match=message):
         start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
 
@@ -349,8 +349,8 @@ def test_serve_refuses_a_server_reachable_from_outside_without_a_key(
     monkeypatch.delenv("RMBENCH_API_KEY", raising=False)
     cfg = load_config(REPO / "configs" / "cpu-demo.yaml")
     outside = with_ports(cfg, {"reward": port(61)})
-    role = outside.roles["reward"].model_copy(update={"endpoints": [f"http://192.0.2.99:{port(61)}"]})
-    outside = outside.model_copy(update={"roles": {"reward": role}})
+    role = outside.roles["reward"].replace(endpoints=[f"http://192.0.2.99:{port(61)}"])
+    outside = outside.replace(roles={"reward": role})
     with pytest.raises(ServerError, match="not a loopback address.*RMBENCH_API_KEY"):
         start_servers(outside, repo_root=REPO, state_dir=tmp_path)
     assert not (tmp_path / "state.json").exists()  # refused before anything started
@@ -370,8 +370,8 @@ def test_a_served_key_is_required_and_never_written(
     secret = "sk-serve-" + "9c41d7e2"
     monkeypatch.setenv("RMBENCH_API_KEY", secret)
     cfg = with_ports(cpu_servers.config, {"reward": port(62)})
-    role = cfg.roles["reward"].model_copy(update={"endpoints": [f"http://{address}:{port(62)}"]})
-    cfg = cfg.model_copy(update={"roles": {"reward": role}})
+    role = cfg.roles["reward"].replace(endpoints=[f"http://{address}:{port(62)}"])
+    cfg = cfg.replace(roles={"reward": role})
     (info,) = start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
     try:
         with _client() as client:
@@ -392,6 +392,6 @@ def test_dpo_roles_get_the_token_endpoint_unless_the_config_turns_it_off() -> No
     assert "--enable-scale-out" not in server_command("reward", cfg.roles["reward"], "http://127.0.0.1:8701", REPO)
     policy = cfg.roles["policy"]
     assert policy.serve is not None
-    off = policy.model_copy(update={"serve": policy.serve.model_copy(update={"extra_args": ["--no-enable-scale-out"]})})
+    off = policy.replace(serve=policy.serve.replace(extra_args=["--no-enable-scale-out"]))
     cmd = server_command("policy", off, "http://127.0.0.1:8702", REPO)
     assert "--enable-scale-out" not in cmd and cmd[-1] == "--no-enable-scale-out"

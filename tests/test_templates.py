@@ -19,7 +19,7 @@ MESSAGES = [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content":
 
 def role_at(path) -> RoleConfig:
     role = {"served_model": "m", "endpoints": ["http://127.0.0.1:1"], "serve": {"path": str(path)}}
-    return RoleConfig.model_validate(role)
+    return RoleConfig.from_data(role)
 
 
 def test_tokenizer_config_gives_template_and_special_tokens(tmp_path):

@@ -126,14 +126,14 @@ def test_a_new_checkpoint_under_the_same_name_and_path_is_rescored(cpu_servers: 
     base = with_ports(cpu_servers.config, {"reward": port(52)})
     role = base.roles["reward"]
     assert role.serve is not None
-    serve = role.serve.model_copy(update={"path": str(model_dir)})
-    cfg = base.model_copy(update={"roles": {"reward": role.model_copy(update={"serve": serve})}})
+    serve = role.serve.replace(path=str(model_dir))
+    cfg = base.replace(roles={"reward": role.replace(serve=serve)})
     records = json.loads((require_rmbench() / "chat_filtered.json").read_text())
     data = tmp_path / "chat_filtered.json"
     data.write_text(json.dumps(records[:5]))
     config = tmp_path / "c.yaml"
-    run_cfg = RunConfig.model_validate(cfg.model_dump() | {"data": str(data)})
-    config.write_text(yaml.safe_dump(run_cfg.model_dump(mode="json", exclude_none=True)))
+    run_cfg = RunConfig.from_data(cfg.to_data() | {"data": str(data)})
+    config.write_text(yaml.safe_dump(run_cfg.to_data(exclude_none=True)))
     state = tmp_path / "state"
 
     def run(out: Path, *extra: str) -> dict:

@@ -96,8 +96,8 @@ def config(args: argparse.Namespace) -> RunConfig:
     every = {k: v for k, v in every.items() if v is not None}
     if not every:
         return cfg
-    roles = {name: role.model_copy(update=every) for name, role in cfg.roles.items()}
-    data = cfg.model_dump() | {"roles": {n: r.model_dump() for n, r in roles.items()}}
+    roles = {name: role.replace(**every) for name, role in cfg.roles.items()}
+    data = cfg.to_data() | {"roles": {n: r.to_data() for n, r in roles.items()}}
     return validated(data, "--api-key-env / --concurrency")
 
 
