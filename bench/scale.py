@@ -199,27 +199,25 @@ def sim_runs(add: Any) -> None:
 def httpx_transport(cfg: RunConfig, add: Any) -> None:
     """The same run on httpx's own connection pool instead of backends/http11.py (why the client has its own
     transport): a third of the data, one httpx client per role as before, and one per endpoint."""
-    saved, saved_endpoints = factory.make_client, factory.endpoints
+    saved_transport, saved_endpoints = factory.make_transport, factory.endpoints
     for name, per_endpoint in (("role", False), ("endpoint", True)):
-
-        def plain(role: Any, options: Any, *, _per_endpoint: bool = per_endpoint) -> httpx.AsyncClient:
-            conns = role.concurrency * (1 if _per_endpoint else len(role.endpoints)) + 8
-            limits = httpx.Limits(max_connections=conns, max_keepalive_connections=conns)
-            return httpx.AsyncClient(timeout=options.read_timeout, limits=limits, verify=role.verify_tls)
-
-        factory.make_client = plain  # type: ignore[assignment]
+        factory.make_transport = lambda role, options: None  # type: ignore[assignment]
         if per_endpoint:
 
-            def own_clients(role_name: str, role: Any, client: Any) -> list[Any]:
-                eps = saved_endpoints(role_name, role, client)
-                return [replace(ep, client=plain(role, cfg.client)) for ep in eps]
+            def own_clients(role_name: str, role: Any, client: Any, transport: Any = None) -> list[Any]:
+                limits = httpx.Limits(max_connections=role.concurrency + 8, max_keepalive_connections=role.concurrency + 8)
+                timeout = httpx.Timeout(cfg.client.read_timeout, connect=cfg.client.connect_timeout)
+                return [
+                    replace(ep, client=httpx.AsyncClient(timeout=timeout, limits=limits, verify=role.verify_tls))
+                    for ep in saved_endpoints(role_name, role, client, transport)
+                ]
 
             factory.endpoints = own_clients  # type: ignore[assignment]
         try:
             run = cfg.replace(limit=B.SIM_HTTPX_PROMPTS, out=str(WORK / f"client-sim-httpx-{name}"))
             sample, phases = measure(lambda run=run: client_run(run))
         finally:
-            factory.make_client, factory.endpoints = saved, saved_endpoints  # type: ignore[assignment]
+            factory.make_transport, factory.endpoints = saved_transport, saved_endpoints  # type: ignore[assignment]
         rate = phases["sent"] / phases["scoring_s"]
         add(f"p8_sim_httpx_per_{name}", sample, **phases, sequences_per_s=round(rate, 1))
         log.info("P8 httpx's own pool, one client per %s: %.0f sequences/s", name, rate)

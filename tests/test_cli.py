@@ -21,7 +21,7 @@ from rmbench_client.cli.run import config
 from rmbench_client.cli.status import status
 from rmbench_client.config import ClientOptions, RoleConfig, validated
 from rmbench_client.errors import ConfigError
-from rmbench_client.model_kinds.factory import make_client
+from rmbench_client.model_kinds.factory import make_transport
 
 
 def parse(*argv: str):
@@ -147,8 +147,9 @@ def test_tls_verification_is_per_role():
     lax = RoleConfig(served_model="b", endpoints=["https://b.test"], verify_tls=False)
     modes = {}
     for name, role in (("strict", strict), ("lax", lax)):
-        client = make_client(role, ClientOptions())
-        modes[name] = client._transport.ssl_context().verify_mode  # type: ignore[attr-defined]
+        transport = make_transport(role, ClientOptions())
+        assert transport is not None
+        modes[name] = transport.ssl_context().verify_mode
     assert modes == {"strict": ssl.CERT_REQUIRED, "lax": ssl.CERT_NONE}
 
 

@@ -24,21 +24,28 @@ from .dpo import DpoModel
 from .reward import RewardModel
 
 
-def make_client(role: RoleConfig, options: ClientOptions) -> httpx.AsyncClient:
+def make_transport(role: RoleConfig, options: ClientOptions) -> Http11Transport | None:
+    """One role's connections: the client's own HTTP/1.1 transport, as httpx's default one costs ~2.5 ms of CPU
+    per request at 16 connections (backends/http11.py). None would mean httpx's own."""
+    return Http11Transport(role.verify_tls, options.connect_timeout, options.read_timeout)
+
+
+def make_client(
+    role: RoleConfig, options: ClientOptions, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
     """One role's HTTP client, sized for its endpoints' concurrency; TLS verification as that role says."""
     total = len(role.endpoints) * role.concurrency
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
     limits = httpx.Limits(max_connections=total + 8, max_keepalive_connections=total + 8)
-    # httpx's default transport costs ~2.5 ms of CPU per request at 16 connections (backends/http11.py)
-    transport = Http11Transport(role.verify_tls, options.connect_timeout, options.read_timeout)
     return httpx.AsyncClient(timeout=timeout, limits=limits, verify=role.verify_tls, transport=transport)
 
 
-def endpoints(name: str, role: RoleConfig, client: httpx.AsyncClient) -> list[Endpoint]:
+def endpoints(
+    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Http11Transport | None = None
+) -> list[Endpoint]:
+    """The role's endpoints; with the client's own transport, requests go to it directly."""
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    # httpx keeps a client's transport private; where it is the client's own, requests go to it directly
-    transport = client._transport if isinstance(client._transport, Http11Transport) else None
     return [Endpoint(url.rstrip("/"), role.served_model, client, headers, transport) for url in role.endpoints]
 
 
@@ -64,8 +71,9 @@ async def open_model_kind(
         served: dict[str, dict[str, Any]] = {}
         for name in cfg.roles_used():
             role = cfg.roles[name]
-            client = await stack.enter_async_context(make_client(role, cfg.client))
-            eps = endpoints(name, role, client)
+            transport = make_transport(role, cfg.client)
+            client = await stack.enter_async_context(make_client(role, cfg.client, transport))
+            eps = endpoints(name, role, client, transport)
             served[name] = await preflight(name, eps, role.backend)
             pools[name] = EndpointPool(
                 name,
