@@ -205,7 +205,9 @@ def httpx_transport(cfg: RunConfig, add: Any) -> None:
         if per_endpoint:
 
             def own_clients(role_name: str, role: Any, client: Any, transport: Any = None) -> list[Any]:
-                limits = httpx.Limits(max_connections=role.concurrency + 8, max_keepalive_connections=role.concurrency + 8)
+                limits = httpx.Limits(
+                    max_connections=role.concurrency + 8, max_keepalive_connections=role.concurrency + 8
+                )
                 timeout = httpx.Timeout(cfg.client.read_timeout, connect=cfg.client.connect_timeout)
                 return [
                     replace(ep, client=httpx.AsyncClient(timeout=timeout, limits=limits, verify=role.verify_tls))

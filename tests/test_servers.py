@@ -86,10 +86,7 @@ def _port_free(port: int) -> bool:
 def _demo_config(cpu_servers: CpuServers, ports: dict[str, int], **serve: object) -> RunConfig:
     """The demo config on other ports; `serve` overrides fields of every role's serve section."""
     cfg = with_ports(cpu_servers.config, ports)
-    roles = {
-        role: rc.replace(serve=rc.serve.replace(**serve) if rc.serve else None)
-        for role, rc in cfg.roles.items()
-    }
+    roles = {role: rc.replace(serve=rc.serve.replace(**serve) if rc.serve else None) for role, rc in cfg.roles.items()}
     return cfg.replace(roles=roles)
 
 
