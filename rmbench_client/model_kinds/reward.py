@@ -135,10 +135,11 @@ class RewardModel:
     async def _score_payloads(self, payloads: list[Any]) -> list[list[float]]:
         if self.mode == "text":
             size = self.backend.max_batch or len(payloads)
-            backend = self.backend
-            if 0 < len(payloads) <= size:  # one request (the usual case): no task to gather
-                return await self.pool.call(partial(backend.rewards_for_texts, texts=payloads))
             chunks = [payloads[i : i + size] for i in range(0, len(payloads), size)]
+            backend = self.backend
+            # gathered even when there is one chunk: the task lets answers already read be handled before this
+            # prompt's bookkeeping (awaited inline, the share of each request's time spent waiting in the client
+            # rose from 0.038-0.043 to 0.044-0.051 at 16 simulated endpoints; by hand, alternating runs)
             done = await asyncio.gather(*(self.pool.call(partial(backend.rewards_for_texts, texts=c)) for c in chunks))
             return [values for chunk in done for values in chunk]
         vllm = self._vllm_backend()
