@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 import constants as B  # noqa: E402
 from measure import rusage_s  # noqa: E402
 
-from rmbench_client import BLAS_THREADS_ENV, BLAS_THREADS_SET_HERE, launcher, runner  # noqa: E402
 from rmbench_client import constants as C  # noqa: E402
+from rmbench_client import launcher, runner, user_environment  # noqa: E402
 from rmbench_client.config import RunConfig, read_yaml  # noqa: E402
 from rmbench_client.datasets import load_dataset, rmbench  # noqa: E402
 from rmbench_client.datasets.files import read_records  # noqa: E402
@@ -224,10 +224,8 @@ def subprocess_steps(steps: list[tuple[str, list[str], int, int | None]], go: Pa
     """Steps (name, args, threads, core to pin it to or None) at once; their JSON results. With `go`, each step
     is an offline engine given `--ready` and `--go`: the timed passes start together once every engine is ready."""
     # the servers' allocator settings (launcher): the in-process baselines are measured at their best too
-    env = C.SERVER_CPU_MALLOC_ENV | dict(os.environ, HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1")
+    env = C.SERVER_CPU_MALLOC_ENV | user_environment() | {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)
-    if BLAS_THREADS_SET_HERE:  # the client's own setting (rmbench_client/__init__.py); engines get the user's
-        env.pop(BLAS_THREADS_ENV, None)
     running = []
     with contextlib.ExitStack() as stack:
         for name, args, threads, core in steps:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import constants as B
-import httpx
 import yaml
 from harness import DATA_DIR, QUICK, ROOT, SERVER_PY, TINY_MODELS, WORK, client_run, config, log, servers
 from measure import Sample, measure
@@ -201,16 +200,12 @@ def httpx_transport(cfg: RunConfig, add: Any) -> None:
     transport): a third of the data, one httpx client per role as before, and one per endpoint."""
     saved_transport, saved_endpoints = factory.make_transport, factory.endpoints
     for name, per_endpoint in (("role", False), ("endpoint", True)):
-        factory.make_transport = lambda role, options: None  # type: ignore[assignment]
+        factory.make_transport = lambda role, options: None  # type: ignore[assignment]  # make_client: httpx's pool
         if per_endpoint:
 
             def own_clients(role_name: str, role: Any, client: Any, transport: Any = None) -> list[Any]:
-                limits = httpx.Limits(
-                    max_connections=role.concurrency + 8, max_keepalive_connections=role.concurrency + 8
-                )
-                timeout = httpx.Timeout(cfg.client.read_timeout, connect=cfg.client.connect_timeout)
-                return [
-                    replace(ep, client=httpx.AsyncClient(timeout=timeout, limits=limits, verify=role.verify_tls))
+                return [  # each endpoint its own client, sized as make_client sizes one for a one-endpoint role
+                    replace(ep, client=factory.make_client(role.replace(endpoints=[ep.url]), cfg.client))
                     for ep in saved_endpoints(role_name, role, client, transport)
                 ]
 

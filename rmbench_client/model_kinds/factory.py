@@ -24,9 +24,9 @@ from .dpo import DpoModel
 from .reward import RewardModel
 
 
-def make_transport(role: RoleConfig, options: ClientOptions) -> Http11Transport | None:
+def make_transport(role: RoleConfig, options: ClientOptions) -> Http11Transport:
     """One role's connections: the client's own HTTP/1.1 transport, as httpx's default one costs ~2.5 ms of CPU
-    per request at 16 connections (backends/http11.py). None would mean httpx's own."""
+    per request at 16 connections (backends/http11.py)."""
     return Http11Transport(role.verify_tls, options.connect_timeout, options.read_timeout)
 
 
