@@ -2,6 +2,12 @@
 one request (a server applies its own template to one conversation per request only), and so that backends
 without a chat template (TEI, SGLang, TGI) can score conversations at all.
 
+The Jinja environment mirrors transformers 5.19.0's `_cached_compile_jinja_template` and `render_jinja_template`
+(transformers/utils/chat_template_utils.py) without importing transformers (the client installs without torch):
+a sandbox with `trim_blocks`, `lstrip_blocks`, the `loopcontrols` extension and a `{% generation %}` tag, Jinja's
+default `Undefined`, its own `tojson` (no HTML escaping), the globals `raise_exception` and `strftime_now`, and
+the variables `messages`, `tools` and `documents` (None), `add_generation_prompt` and the special tokens.
+
 `template` options: `server` (the server applies the model's template), a Jinja file or a tokenizer_config.json,
 or `auto`: the tokenizer_config.json of the role's model (its local `serve.path`, else the hub), used only when
 its rendering tokenizes exactly as the server's own template does; otherwise the server's.
@@ -13,10 +19,14 @@ import hashlib
 import json
 import logging
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.ext
+import jinja2.meta
+import jinja2.nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .backends.base import Messages
@@ -24,6 +34,8 @@ from .config import RoleConfig
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
+# transformers' `special_tokens_map`: the named special tokens a template sees (those the tokenizer has)
+SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 PROBE: Messages = [
     {"role": "user", "content": "Template check: ÄÖü 123\n\tcode()"},
     {"role": "assistant", "content": "Answer: yes, <b>42</b>."},
@@ -56,13 +68,20 @@ class ChatTemplate:
         return self.tokens.get("bos_token", "")
 
     def render(self, messages: Messages, add_generation_prompt: bool) -> str:
+        variables = {
+            "messages": messages,
+            "tools": None,
+            "documents": None,
+            "add_generation_prompt": add_generation_prompt,
+            **self.tokens,
+        }
         try:
-            variables = {"messages": messages, "add_generation_prompt": add_generation_prompt, **self.tokens}
             return _compiled(self.source, self.text).render(variables)
-        except jinja2.UndefinedError as exc:
-            raise ConfigError(
-                f"{self.source}: {exc.message} (put a tokenizer_config.json beside the template)"
-            ) from None
+        except ConfigError:
+            raise
+        except (jinja2.TemplateError, ArithmeticError, LookupError, TypeError, ValueError) as exc:
+            message = exc.message if isinstance(exc, jinja2.TemplateError) else str(exc)
+            raise ConfigError(f"{self.source}: the chat template failed on a conversation: {message}") from None
 
 
 @dataclass(frozen=True)
@@ -80,6 +99,47 @@ class _Compiled:
             self.template.environment.handle_exception()
 
 
+class _Generation(jinja2.ext.Extension):
+    """transformers' `{% generation %}...{% endgeneration %}` tag (it marks assistant tokens for training masks);
+    outside that tracking, as here, it renders its body unchanged."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: Any) -> jinja2.nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return jinja2.nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
+
+    def _body(self, caller: Any) -> str:
+        return str(caller())
+
+
+def _tojson(
+    x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
+) -> str:
+    """transformers' `tojson`: json.dumps with its options (Jinja's own escapes <, >, & and ')."""
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _strftime_now(format: str) -> str:
+    return datetime.now().strftime(format)
+
+
+def _environment(source: str) -> ImmutableSandboxedEnvironment:
+    """The Jinja environment transformers renders chat templates in (see the module docstring)."""
+
+    def raise_exception(message: str) -> None:
+        raise ConfigError(f"{source}: the chat template refused the conversation: {message}")
+
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[_Generation, jinja2.ext.loopcontrols]
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    return env
+
+
 _CACHE: dict[tuple[str, str], _Compiled] = {}
 
 
@@ -87,12 +147,7 @@ def _compiled(source: str, text: str) -> _Compiled:
     """The compiled template (compiled once per run: rendering is on the hot path)."""
     key = (source, text)
     if key not in _CACHE:
-
-        def raise_exception(message: str) -> None:
-            raise ConfigError(f"{source}: the chat template refused the conversation: {message}")
-
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
-        env.globals["raise_exception"] = raise_exception
+        env = _environment(source)
         try:
             template = env.from_string(text)
         except jinja2.TemplateSyntaxError as exc:
@@ -101,24 +156,47 @@ def _compiled(source: str, text: str) -> _Compiled:
     return _CACHE[key]
 
 
+def _used_special_tokens(text: str) -> set[str]:
+    """The special-token variables a template reads (bos_token, eos_token, ...)."""
+    try:
+        names = jinja2.meta.find_undeclared_variables(_environment("").parse(text))
+    except jinja2.TemplateSyntaxError:
+        return set()  # reported by _compiled
+    return names & set(SPECIAL_TOKENS)
+
+
+def _template_of_config(path: str, tok_config: dict[str, Any], beside: Path) -> str:
+    """The template a tokenizer directory gives transformers: chat_template.jinja beside the config, else the
+    config's `chat_template` (a string, or named templates of which "default" serves a conversation without tools)."""
+    if beside.is_file():
+        return beside.read_text(encoding="utf-8")
+    chat_template = tok_config.get("chat_template")
+    if isinstance(chat_template, list):
+        named = {t.get("name"): t.get("template") for t in chat_template if isinstance(t, dict)}
+        chat_template = named.get("default")
+    if not isinstance(chat_template, str):
+        raise ConfigError(f"{path}: no chat_template (a string) in this tokenizer config")
+    return chat_template
+
+
 def load_template(path: str) -> ChatTemplate:
     """A chat template from a Jinja file or a tokenizer_config.json (its `chat_template` and special tokens).
 
-    A Jinja file takes `bos_token` / `eos_token` from a tokenizer_config.json beside it, when there is one.
+    A Jinja file takes its special tokens from a tokenizer_config.json beside it, when there is one.
     """
     file = Path(path)
     try:
         source = file.read_text(encoding="utf-8")
         config_file = file if file.suffix == ".json" else file.with_name("tokenizer_config.json")
-        tok_config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else {}
+        tok_config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else None
+        if file.suffix == ".json":
+            source = _template_of_config(path, tok_config or {}, file.with_name("chat_template.jinja"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read the chat template ({exc})") from None
-    if file.suffix == ".json":
-        chat_template = tok_config.get("chat_template")
-        if not isinstance(chat_template, str):
-            raise ConfigError(f"{path}: no chat_template (a string) in this tokenizer config")
-        source = chat_template
-    tokens = {k: _token(tok_config[k]) for k in ("bos_token", "eos_token", "pad_token", "unk_token") if k in tok_config}
+    if tok_config is None and (unknown := _used_special_tokens(source)):
+        names = ", ".join(sorted(unknown))
+        raise ConfigError(f"{path}: the template uses {names}: put the model's tokenizer_config.json beside it")
+    tokens = {k: _token(tok_config[k]) for k in SPECIAL_TOKENS if tok_config and tok_config.get(k) is not None}
     template = ChatTemplate(str(path), source, tokens)
     _compiled(template.source, template.text)  # a syntax error is reported now, not at the first prompt
     return template

@@ -115,6 +115,22 @@ def transformers_reference(models_dir: Path, pairs: list[list[Any]]) -> dict[str
     return dict(json.loads(proc.stdout))
 
 
+def transformers_render(request: dict[str, Any]) -> list[str]:
+    """Conversations rendered by transformers itself (tests/transformers_render.py in .venv-server): a tokenizer's
+    `apply_chat_template`, or `render_jinja_template` on a template and its special tokens."""
+    proc = subprocess.run(
+        [str(SERVER_PYTHON), str(REPO / "tests" / "transformers_render.py")],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"transformers_render.py failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return list(json.loads(proc.stdout))
+
+
 FAULT_FILES = ("chat_filtered.json", "safety-response_filtered.json")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import SERVER_PYTHON, transformers_render
 
 from rmbench_client.chat_templates import load_template, resolve_template
 from rmbench_client.config import RoleConfig
@@ -45,9 +46,17 @@ def test_template_errors_are_config_errors(tmp_path):
     (tmp_path / "bad.jinja").write_text("{% for %}")
     with pytest.raises(ConfigError, match="not a valid Jinja template"):
         load_template(str(tmp_path / "bad.jinja"))
+    # a Jinja file that reads special tokens needs the model's config beside it (else they would render empty)
     (tmp_path / "plain.jinja").write_text("{{ eos_token }}")
-    with pytest.raises(ConfigError, match="eos_token"):
-        load_template(str(tmp_path / "plain.jinja")).render(MESSAGES, False)
+    with pytest.raises(ConfigError, match="uses eos_token: put the model's tokenizer_config.json beside it"):
+        load_template(str(tmp_path / "plain.jinja"))
+    # a template that fails on a conversation names itself and the failure, with no hint about the config
+    (tmp_path / "sum.jinja").write_text("{{ messages[0]['content'] + 1 }}")
+    with pytest.raises(ConfigError, match=r"sum.jinja: the chat template failed on a conversation: .*str"):
+        load_template(str(tmp_path / "sum.jinja")).render(MESSAGES, False)
+    (tmp_path / "attr.jinja").write_text("{{ nothing.here }}")
+    with pytest.raises(ConfigError, match="attr.jinja: the chat template failed on a conversation: 'nothing' is"):
+        load_template(str(tmp_path / "attr.jinja")).render(MESSAGES, False)
     with pytest.raises(ConfigError, match="cannot read"):
         load_template(str(tmp_path / "missing.jinja"))
 
@@ -94,3 +103,75 @@ def test_rendering_equals_jinjas_own_render(tmp_path, generation):
     assert expected.startswith("<s>[Be brief.]<user n=1>Hi?</s>") and ("#0#1" in expected) == generation
     with pytest.raises(ConfigError, match="refused the conversation: bad role tool"):
         template.render([*MESSAGES, {"role": "tool", "content": "x"}], generation)
+
+
+# Qwen-2.5-like: `tools` (undefined unless given), `message.tool_calls` (absent from plain messages), tojson
+QWEN_LIKE = """{%- if tools %}
+    {{- '<|im_start|>system\\n# Tools\\n' }}{%- for tool in tools %}{{- tool | tojson }}{%- endfor %}
+{%- elif messages[0]['role'] == 'system' %}
+    {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}
+{%- else %}
+    {{- '<|im_start|>system\\nYou are helpful & <b>kind</b>.<|im_end|>\\n' }}
+{%- endif %}
+{%- for message in messages %}
+    {%- if message.role == 'assistant' and message.tool_calls %}
+        {{- '<|im_start|>assistant\\n<tool_call>' + (message.tool_calls | tojson) }}
+    {%- elif message.role != 'system' %}
+        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}
+{{- {'a': '<&>', 'b': 'Ä'} | tojson }}"""
+
+# Llama-3.2-like: the date from strftime_now, `{% break %}` and `{% continue %}` (loopcontrols), a namespace
+LLAMA_LIKE = """{{- bos_token }}
+{%- if strftime_now is defined %}{%- set date_string = strftime_now("%d %b %Y") %}
+{%- else %}{%- set date_string = "26 Jul 2024" %}{%- endif %}
+{{- '<|start_header_id|>system<|end_header_id|>\\n\\nToday Date: ' + date_string + '<|eot_id|>' }}
+{%- set ns = namespace(first='') %}
+{%- for message in messages %}
+    {%- if message['role'] == 'system' %}{% continue %}{% endif %}
+    {%- if not ns.first %}{% set ns.first = message['content'] %}{% endif %}
+    {{- '<|start_header_id|>' + message.role + '<|end_header_id|>\\n\\n' + message.content | trim + '<|eot_id|>' }}
+    {%- if message['content'] == 'STOP' %}{% break %}{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}{%- endif %}
+{%- generation %}{{ ns.first | length }}{%- endgeneration %}"""
+
+CONVERSATIONS = [
+    MESSAGES,
+    [{"role": "system", "content": "Be brief."}, *MESSAGES],
+    [*MESSAGES, {"role": "user", "content": "STOP"}, {"role": "assistant", "content": "never rendered"}],
+    [{"role": "user", "content": "Call it."}, {"role": "assistant", "content": "", "tool_calls": [{"name": "f"}]}],
+]
+
+
+@pytest.mark.parametrize("text", [QWEN_LIKE, LLAMA_LIKE], ids=["qwen-like", "llama-like"])
+def test_rendering_equals_transformers(tmp_path, text):
+    """Templates that need transformers' environment (default Undefined, loopcontrols, strftime_now, its tojson,
+    the generation tag) render here exactly as transformers' own rendering does."""
+    from datetime import datetime
+
+    tokens = {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": text, **tokens}))
+    template = load_template(str(tmp_path / "tokenizer_config.json"))
+    mine = [template.render(c, g) for c in CONVERSATIONS for g in (False, True)]
+    if text is LLAMA_LIKE:
+        assert f"Today Date: {datetime.now():%d %b %Y}" in mine[0] and "never rendered" not in mine[4]
+        assert "Be brief." not in mine[2] and mine[0].endswith("3")  # system skipped (continue); generation tag
+    else:
+        assert '{"a": "<&>", "b": "Ä"}' in mine[0] and '<tool_call>[{"name": "f"}]' in mine[6]
+    if not SERVER_PYTHON.exists():
+        pytest.skip(".venv-server (transformers) is not set up")
+    conversations = [[c, g] for c in CONVERSATIONS for g in (False, True)]
+    assert mine == transformers_render({"template": text, "tokens": tokens, "conversations": conversations})
+
+
+def test_named_templates_and_chat_template_file(tmp_path):
+    """As transformers loads a tokenizer directory: chat_template.jinja beside the config wins over its
+    chat_template; named templates give "default" (a conversation without tools)."""
+    config = {"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D"}]}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    assert load_template(str(tmp_path / "tokenizer_config.json")).render(MESSAGES, False) == "D"
+    (tmp_path / "chat_template.jinja").write_text("J{{ messages | length }}")
+    assert load_template(str(tmp_path / "tokenizer_config.json")).render(MESSAGES, False) == "J2"
