@@ -93,6 +93,11 @@ def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = T
     return identity | {"models": models} if models else identity
 
 
+def part_prefixes(model: ModelKind, identity: dict[str, Any]) -> list[str]:
+    """The key prefix of each part of the model kind's values (one for a value stored whole)."""
+    return [key_prefix(model.part_identity(identity, part)) for part in model.parts]
+
+
 class _Scoring:
     """Scores the examples of one run with `in_flight` prompts at a time, in dataset order."""
 
@@ -101,15 +106,16 @@ class _Scoring:
         self.bench = bench
         self.store = store
         self.samples = samples
-        self.prefix = ""
+        self.prefixes: list[str] = []  # per part of the values (model.parts)
 
-    def keyed(self, ex: Example) -> tuple[list[Unit], list[str]]:
-        """The prompt's units (rendered once: templating is a large part of the client's work) and their keys."""
+    def keyed(self, ex: Example) -> tuple[list[Unit], list[tuple[str, ...]]]:
+        """The prompt's units (rendered once: templating is a large part of the client's work) and their keys,
+        one per part of the model kind's values."""
         units = self.model.units(ex)
-        return units, [unit_key(self.prefix, u.material) for u in units]
+        return units, [tuple(unit_key(p, u.material) for p in self.prefixes) for u in units]
 
     async def run(self, examples: list[Example], outcome: Outcome, progress: bool, in_flight: int) -> None:
-        self.prefix = key_prefix(outcome.identity)
+        self.prefixes = part_prefixes(self.model, outcome.identity)
         with ProgressBar(len(examples), progress) as bar:
             # shared by the workers; it renders and keys a chunk of prompts at a time, so a large dataset's
             # rendered texts are never all held at once
@@ -132,7 +138,7 @@ class _Scoring:
 
     def _pending(
         self, examples: list[Example], outcome: Outcome, bar: ProgressBar
-    ) -> Iterator[tuple[Example, list[Unit], list[str]]]:
+    ) -> Iterator[tuple[Example, list[Unit], list[tuple[str, ...]]]]:
         """The prompts with units not yet stored, a chunk at a time; those already complete in the store are
         finished here."""
         for chunk in _chunks(examples, C.PROMPTS_PER_STORE_READ):
@@ -142,34 +148,42 @@ class _Scoring:
                     keyed.append((ex, *self.keyed(ex)))
                 except ConfigError as exc:  # e.g. a chat template that refuses this conversation
                     outcome.failures[ex.id] = str(exc)
-            done = self.store.get_many(k for _, _, keys in keyed for k in keys)
+            done = self.store.get_many(k for _, _, keys in keyed for ks in keys for k in ks)
             todo = []
             for ex, units, keys in keyed:
-                if all(k in done for k in keys):
-                    self._finish(ex, [done[k] for k in keys], outcome)
+                if all(k in done for ks in keys for k in ks):
+                    self._finish(ex, [self._join(ks, done) for ks in keys], outcome)
                     bar.advance()
                 else:
                     todo.append((ex, units, keys))
             self.samples.flush()
             yield from todo
 
-    async def _one(self, ex: Example, units: list[Unit], keys: list[str], outcome: Outcome) -> None:
-        stored = self.store.get_many(keys)  # a prompt sharing units with one scored earlier reuses them
-        first: dict[str, int] = {}
-        for i, k in enumerate(keys):
-            first.setdefault(k, i)  # a unit repeated within the prompt goes out once
-        todo = [i for k, i in first.items() if k not in stored]
+    async def _one(self, ex: Example, units: list[Unit], keys: list[tuple[str, ...]], outcome: Outcome) -> None:
+        stored = self.store.get_many(k for ks in keys for k in ks)  # a prompt sharing units reuses them
+        first: dict[tuple[str, ...], int] = {}
+        for i, ks in enumerate(keys):
+            first.setdefault(ks, i)  # a unit repeated within the prompt goes out once
+        todo = [i for ks, i in first.items() if any(k not in stored for k in ks)]
+        parts = self.model.parts
+        wanted = tuple(p for j, p in enumerate(parts) if any(keys[i][j] not in stored for i in todo))
         try:
-            fresh = await self.model.score(ex, [units[i] for i in todo])
+            fresh = await self.model.score(ex, [units[i] for i in todo], wanted)
         except (SampleError, RetryableError) as exc:  # retryable: it outlived its retries
             outcome.failures[ex.id] = str(exc)
             log.info("prompt %s failed: %s", ex.id, exc)
             return
-        new = {keys[i]: value for i, value in zip(todo, fresh, strict=True)}
+        new: dict[str, Any] = {}
+        for i, value in zip(todo, fresh, strict=True):
+            split = self.model.split(value)
+            new.update((keys[i][j], split[p]) for j, p in enumerate(parts) if p in wanted)
         self.store.put_many(new)
         outcome.sent += len(todo)
-        self._finish(ex, [new.get(k, stored.get(k)) for k in keys], outcome)
+        self._finish(ex, [self._join(ks, stored | new) for ks in keys], outcome)
         self.samples.flush()
+
+    def _join(self, keys: tuple[str, ...], values: dict[str, Any]) -> Any:
+        return self.model.join({p: values[k] for p, k in zip(self.model.parts, keys, strict=True)})
 
     def _finish(self, ex: Example, values: list[Any], outcome: Outcome) -> None:
         scores = prompt_scores(self.model, ex, values)

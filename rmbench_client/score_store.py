@@ -74,9 +74,15 @@ class ScoreStore:
             self._put_hashes.update(hash(k) for k in items)
 
     def known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
-        """The recorded epoch of this model, or None when the store has never seen it."""
-        query = "SELECT epoch, fingerprint FROM models WHERE role = ? AND served = ?"
-        for epoch, fp in self._db.execute(query, (role, json.dumps(served, sort_keys=True))).fetchall():
+        """The recorded epoch of this model, or None when the store has never seen it. A fingerprint is the model:
+        the same weights served again under another path or max_model_len keep their epoch. A model without one
+        (a judge) is known by what its servers report."""
+        if fingerprint is not None:
+            rows = self._db.execute("SELECT epoch, fingerprint FROM models WHERE role = ?", (role,)).fetchall()
+        else:
+            query = "SELECT epoch, fingerprint FROM models WHERE role = ? AND served = ?"
+            rows = self._db.execute(query, (role, json.dumps(served, sort_keys=True))).fetchall()
+        for epoch, fp in rows:
             if fingerprints_match(fingerprint, json.loads(fp)):
                 return str(epoch)
         return None

@@ -56,10 +56,13 @@ def test_model_epochs_tell_checkpoints_apart_by_fingerprint(tmp_path):
         negated = store.model_epoch("reward", SERVED, [-1.25, 0.5])  # the same name and path, another checkpoint
         assert negated != first
         assert store.model_epoch("reward", SERVED, [-1.25, 0.5]) == negated
-        assert store.model_epoch("reward", SERVED | {"max_model_len": 2048}, [1.25, -0.5]) != first
+        # the fingerprint is the model: restarted with another max_model_len or from another path, the same epoch
+        assert store.model_epoch("reward", SERVED | {"max_model_len": 2048}, [1.25, -0.5]) == first
+        assert store.model_epoch("reward", SERVED | {"root": "/elsewhere"}, [1.25, -0.5]) == first
         assert store.model_epoch("policy", SERVED, [1.25, -0.5]) != first
         judge = store.model_epoch("judge", SERVED, None)  # no fingerprint: the identity alone
         assert store.model_epoch("judge", SERVED, None) == judge
+        assert store.model_epoch("judge", SERVED | {"id": "another-judge"}, None) != judge
     finally:
         store.close()
     store = ScoreStore(path)

@@ -47,16 +47,17 @@ def response_start(prompt_ids: list[int], full_ids: list[int]) -> tuple[int, boo
     return common, True
 
 
-def summarize(policy: list[float], reference: list[float] | None) -> dict[str, Any]:
-    """What the four DPO rewards need of a sequence's response-token log-probs."""
-    if reference is not None and len(reference) != len(policy):
+POLICY_FIELDS = ("tokens", "policy_sum", "policy_sumsq", "merged")  # a value's policy part; the rest: reference
+
+
+def summarize(policy: list[float] | None, reference: list[float] | None) -> dict[str, Any]:
+    """What the four DPO rewards need of a sequence's response-token log-probs (of either model, or both)."""
+    if policy is not None and reference is not None and len(reference) != len(policy):
         raise DataError("policy and reference log-probs cover different tokens")
-    values = np.asarray(policy, dtype=np.float64)  # numpy's pairwise sums: exact to ~1e-12 here, and fast
-    value: dict[str, Any] = {
-        "tokens": len(values),
-        "policy_sum": float(values.sum()),
-        "policy_sumsq": float(values @ values),
-    }
+    value: dict[str, Any] = {}
+    if policy is not None:
+        values = np.asarray(policy, dtype=np.float64)  # numpy's pairwise sums: exact to ~1e-12 here, and fast
+        value |= {"tokens": len(values), "policy_sum": float(values.sum()), "policy_sumsq": float(values @ values)}
     if reference is not None:
         value["reference_sum"] = float(np.asarray(reference, dtype=np.float64).sum())
     return value
@@ -115,6 +116,25 @@ class DpoModel:
     @property
     def identity(self) -> dict[str, Any]:
         return self._identity
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """Each role's numbers are stored apart: a reference-free mode reuses the policy's from a ratio run."""
+        return ("policy", "reference") if self.reference is not None else ("policy",)
+
+    def part_identity(self, identity: dict[str, Any], part: str) -> dict[str, Any]:
+        """A role's log-probs depend on its model (epoch), its path, and how conversations become tokens."""
+        shared = {k: v for k, v in identity.items() if k not in ("with_reference", "models", "logprobs_path")}
+        path = identity.get("logprobs_path", {}).get(part)
+        return shared | {"role": part, "model": identity["models"][part]["epoch"], "logprobs_path": path}
+
+    def split(self, value: dict[str, Any]) -> dict[str, Any]:
+        policy = {k: v for k, v in value.items() if k in POLICY_FIELDS}
+        reference = {k: v for k, v in value.items() if k not in POLICY_FIELDS}
+        return {"policy": policy, "reference": reference}
+
+    def join(self, parts: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for part in parts.values() for k, v in part.items()}
 
     @property
     def warnings(self) -> list[str]:
@@ -226,14 +246,17 @@ class DpoModel:
             return [Unit(t, t) for t in (self._render(c, False) for c in convs)]
         return [Unit(json.dumps(c, ensure_ascii=False), c) for c in convs]
 
-    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
+    async def score(
+        self, ex: Example, units: list[Unit], parts: tuple[str, ...] = ("policy", "reference")
+    ) -> list[Any]:
+        """The units' values with the `parts` (roles) asked for; the tokens always come from the policy's server."""
         if self.template is not None and self.generate.get("policy"):
             # ids first (one request), then policy and reference at once, one request per sequence each
             texts = [self._render(conversation(ex.prompt), True), *(u.payload for u in units)]
             vllm = self._vllm()
             prompt_ids, *fulls = await self.policy.call(lambda ep: vllm.render_ids(ep, texts))
             policy, reference = await asyncio.gather(
-                self._ids_logprobs(self.policy, fulls, texts[1:]), self._reference(fulls, texts[1:])
+                self._policy(fulls, texts[1:], parts), self._reference(fulls, texts[1:], parts)
             )
         elif self.template is not None:
             prompt_text = self._render(conversation(ex.prompt), True)
@@ -241,7 +264,7 @@ class DpoModel:
             prompt_ids, (fulls, policy) = await asyncio.gather(
                 self.policy.call(lambda ep: self.backend.tokenize_as_scored(ep, prompt_text)), self._logprobs(texts)
             )
-            reference = await self._reference(fulls, texts)
+            reference = await self._reference(fulls, texts, parts)  # policy log-probs came with the tokens
         else:
             vllm = self._vllm()
             prompt_ids, *fulls = await asyncio.gather(
@@ -251,8 +274,9 @@ class DpoModel:
                     for u in units
                 ),
             )
+            blank = [""] * len(fulls)
             policy, reference = await asyncio.gather(
-                self._ids_logprobs(self.policy, fulls, [""] * len(fulls)), self._reference(fulls, [""] * len(fulls))
+                self._policy(fulls, blank, parts), self._reference(fulls, blank, parts)
             )
         return self._values(prompt_ids, fulls, policy, reference)
 
@@ -270,8 +294,15 @@ class DpoModel:
         )
         return [i for ids, _ in parts for i in ids], [lp for _, lps in parts for lp in lps]
 
-    async def _reference(self, ids: list[list[int]], texts: list[str]) -> list[list[float]] | None:
-        if self.reference is None:
+    async def _policy(self, ids: list[list[int]], texts: list[str], parts: tuple[str, ...]) -> list[list[float]] | None:
+        if "policy" not in parts:
+            return None
+        return await self._ids_logprobs(self.policy, ids, texts)
+
+    async def _reference(
+        self, ids: list[list[int]], texts: list[str], parts: tuple[str, ...]
+    ) -> list[list[float]] | None:
+        if self.reference is None or "reference" not in parts:
             return None
         return await self._ids_logprobs(self.reference, ids, texts)
 
@@ -279,7 +310,7 @@ class DpoModel:
         self,
         prompt_ids: list[int],
         fulls: list[list[int]],
-        policy: list[list[float]],
+        policy: list[list[float]] | None,
         reference: list[list[float]] | None,
     ) -> list[Any]:
         """The stored value of each sequence: what the DPO rewards need of its response-token log-probs."""
@@ -289,8 +320,10 @@ class DpoModel:
             if merged:
                 log.info("prompt/response tokens merged at the boundary; response starts at token %d", start)
             lo = max(start, 1) - 1  # log-prob lists start at token 1: the first token has none
-            value = summarize(policy[i][lo:], reference[i][lo:] if reference is not None else None)
-            out.append(value | {"merged": True} if merged else value)
+            value = summarize(
+                policy[i][lo:] if policy is not None else None, reference[i][lo:] if reference is not None else None
+            )
+            out.append(value | {"merged": True} if merged and policy is not None else value)
         return out
 
     def reduce(self, value: Any) -> float:

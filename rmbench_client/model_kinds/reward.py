@@ -22,7 +22,7 @@ from ..config import RewardOptions, RoleConfig
 from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, EndpointError
 from ..examples import Example, conversation
-from .base import Unit
+from .base import WHOLE, Unit, WholeValue
 from .startup import doubled_first_token, template_agrees
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ FINGERPRINT_PROBES: list[Messages] = [
 ]
 
 
-class RewardModel:
+class RewardModel(WholeValue):
     pairwise = False
 
     def __init__(
@@ -129,7 +129,7 @@ class RewardModel:
             return [Unit(p, p) for p in payloads]
         return [Unit(json.dumps(p, ensure_ascii=False), p) for p in payloads]
 
-    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
+    async def score(self, ex: Example, units: list[Unit], parts: tuple[str, ...] = WHOLE) -> list[Any]:
         return await self._score_payloads([u.payload for u in units])
 
     async def _score_payloads(self, payloads: list[Any]) -> list[list[float]]:
