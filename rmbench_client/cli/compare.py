@@ -6,7 +6,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .. import benchmarks
 from .. import constants as C
 
 if TYPE_CHECKING:
@@ -22,9 +21,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from ..report.compare import bar_chart, load_runs, notes, render
 
     runs = load_runs(args.paths)
-    diffs, why_not = None, None
+    diffs, why_not = None, list[str]()
     if len(runs) > 1:
-        scores, why_not = differences.load_samples(args.paths, benchmarks.of_summary(runs[0][1], runs[0][0]))
+        scores, why_not = differences.load_samples(runs, args.paths)
         diffs = differences.differences(runs, scores, seed=args.seed) if scores is not None else None
     out = render(runs, args.format, diffs)
     if isinstance(out, Table):
@@ -34,7 +33,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     else:
         sys.stdout.write(out)
     err = Console(stderr=True)
-    for note in [*notes(runs), *([why_not] if why_not else [])]:
+    for note in [*notes(runs), *why_not]:
         err.print(f"note: {note}", markup=False, highlight=False)
     if args.chart:
         err.print(f"chart: {bar_chart(runs, args.chart, diffs)}", markup=False, highlight=False)

@@ -16,9 +16,12 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
 
     from ..report.page import write_report
 
-    path = write_report(args.paths, args.out, args.data, args.seed)
+    path, notes = write_report(args.paths, args.out, args.data, args.seed)
     size = path.stat().st_size / 1e6
-    Console(stderr=True).print(f"report: {path} ({size:.1f} MB)", markup=False, highlight=False)
+    err = Console(stderr=True)
+    for note in notes:
+        err.print(f"note: {note}", markup=False, highlight=False)
+    err.print(f"report: {path} ({size:.1f} MB)", markup=False, highlight=False)
     return 0
 
 
