@@ -54,7 +54,8 @@ FAMILIES = {
     # random weights (4.8e-7 without); the final-logit softcapping stays on.
     "gemma-2": Family("Gemma2", "gemma-2", "<bos>", "<eos>", "<pad>",
                       ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"], unk="<unk>",
-                      config={"query_pre_attn_scalar": 32, "sliding_window": 4096, "tie_word_embeddings": True, "attn_logit_softcapping": None}),
+                      config={"query_pre_attn_scalar": 32, "sliding_window": 4096, "tie_word_embeddings": True,
+                              "attn_logit_softcapping": None}),
     "mistral-v0.3": Family("Mistral", "mistral-v0.3", "<s>", "</s>", None,
                            ["<unk>", "<s>", "</s>", "[INST]", "[/INST]"], unk="<unk>"),
 }  # fmt: skip
@@ -134,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     templates = {p.name: p.read_text(encoding="utf-8") for p in sorted(TEMPLATES.glob("*.jinja"))}
     # everything the models are built from: a changed family, size or template is rebuilt
     families = {name: asdict(family) for name, family in FAMILIES.items()}
-    wanted = {"builder_version": BUILDER_VERSION, "families": families, "dimensions": DIMENSIONS, "templates": templates}
+    wanted = {"builder_version": BUILDER_VERSION, "families": families, "dimensions": DIMENSIONS}
+    wanted["templates"] = templates
     marker = out / MARKER
     if not args.force and marker.is_file():
         found = json.loads(marker.read_text(encoding="utf-8"))
