@@ -4,7 +4,8 @@ convention, tokenizer settings and chat template (servers/templates/, sources in
     .venv-server/bin/python servers/build_families.py --out models/families
 
 Writes OUT/<family>/reward (<Arch>ForSequenceClassification, one label) and OUT/<family>/policy (<Arch>ForCausalLM)
-for llama-3.1, llama-3.2, qwen2.5, qwen3, gemma-2 and mistral-v0.3. The tokenizer is a small byte-level BPE
+for llama-3.1, llama-3.2, qwen2.5, qwen3, gemma-2, gemma-3 (its text model) and mistral-v0.3. The tokenizer is a
+small byte-level BPE
 (servers/build_models.py's, trained on CPython's own text) with the family's special tokens; the template and
 whether plain text gets BOS are the family's. Seeded; a marker file skips the work when already built.
 """
@@ -21,7 +22,7 @@ from typing import Any
 
 from build_models import MARKER, digest, train_bpe
 
-BUILDER_VERSION = "2"
+BUILDER_VERSION = "3"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 # head_dim 32: vLLM's CPU attention kernel accepts only some head sizes
 DIMENSIONS = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
@@ -39,6 +40,7 @@ class Family:
     special: list[str]  # every special token, in vocabulary order
     unk: str | None = None
     config: dict[str, Any] = field(default_factory=dict)  # family-specific model config
+    classes: dict[str, str] = field(default_factory=dict)  # "config", "policy", "reward": other class names
 
 
 LLAMA3 = ["<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",
@@ -56,6 +58,13 @@ FAMILIES = {
                       ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>"], unk="<unk>",
                       config={"query_pre_attn_scalar": 32, "sliding_window": 4096, "tie_word_embeddings": True,
                               "attn_logit_softcapping": None}),
+    # Gemma-3's text model; vLLM CPU 0.32.0 serves Gemma3ForCausalLM but cannot load a
+    # Gemma3TextForSequenceClassification checkpoint ("no module or parameter named 'model'")
+    "gemma-3": Family("Gemma3", "gemma-3", "<bos>", "<eos>", "<pad>",
+                      ["<pad>", "<eos>", "<bos>", "<unk>", "<start_of_turn>", "<end_of_turn>", "<start_of_image>"],
+                      unk="<unk>", config={"query_pre_attn_scalar": 32, "sliding_window": 512,
+                                           "tie_word_embeddings": True},
+                      classes={"config": "Gemma3TextConfig", "reward": "Gemma3TextForSequenceClassification"}),
     "mistral-v0.3": Family("Mistral", "mistral-v0.3", "<s>", "</s>", None,
                            ["<unk>", "<s>", "</s>", "[INST]", "[/INST]"], unk="<unk>"),
 }  # fmt: skip
@@ -108,7 +117,7 @@ def build_family(name: str, out: Path) -> None:
     tok = tokenizer_for(family)
     named = {"bos": family.bos, "eos": family.eos, "pad": family.pad}
     ids = {f"{k}_token_id": tok.convert_tokens_to_ids(v) for k, v in named.items() if v is not None}
-    config_cls = getattr(transformers, f"{family.arch}Config")
+    config_cls = getattr(transformers, family.classes.get("config", f"{family.arch}Config"))
     heads: dict[str, tuple[str, dict[str, Any]]] = {
         "policy": ("ForCausalLM", {}),
         "reward": ("ForSequenceClassification", {"num_labels": 1}),
@@ -119,7 +128,8 @@ def build_family(name: str, out: Path) -> None:
             vocab_size=len(tok), max_position_embeddings=4096, initializer_range=0.1, dtype="float32", **DIMENSIONS,
             **({"tie_word_embeddings": False} | family.config), **ids, **extra,
         )  # fmt: skip
-        model = getattr(transformers, f"{family.arch}{suffix}")(config).to(torch.float32).eval()
+        model_cls = getattr(transformers, family.classes.get(role, f"{family.arch}{suffix}"))
+        model = model_cls(config).to(torch.float32).eval()
         target = out / name / role
         target.mkdir(parents=True)
         model.save_pretrained(target, safe_serialization=True)
