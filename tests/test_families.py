@@ -104,10 +104,15 @@ def reference(family, two_prompts) -> tuple[list[tuple[str, str, int]], dict]:
     return keys, transformers_reference(family.models, pairs, dirs={"reference": "policy"})
 
 
-def run_family(family: FamilyServers, tmp_path: Path, data: Path, **update) -> dict[str, dict]:
+# how each template mode reaches the server (the summary's identity): `auto` must not have fallen back
+SENT_AS = {"server": "messages", "auto": "text", "file": "text", "ids": "ids"}
+
+
+def run_family(family: FamilyServers, tmp_path: Path, data: Path, mode: str, **update) -> dict[str, dict]:
     cfg = RunConfig.from_data({**family.config.to_data(), "data": str(data), "out": str(tmp_path / "run"), **update})
     result = run(cfg, progress=False)
     assert result.all_scored and "warnings" not in result.summary, result.summary.get("warnings")
+    assert result.summary["identity"]["template"]["mode"] == SENT_AS.get(mode, "text")
     lines = (result.out_dir / "samples.jsonl").read_text().splitlines()
     return {rec["id"]: rec for rec in map(json.loads, lines)}
 
@@ -170,7 +175,7 @@ def test_reward_every_template_mode_equals_transformers(family, two_prompts, ref
         pytest.skip(f"vLLM CPU cannot serve the {family.name} reward model class")
     keys, ref = reference
     for i, mode in enumerate(template_modes(family)):
-        got = run_family(family, tmp_path / str(i), two_prompts, reward={"template": mode})
+        got = run_family(family, tmp_path / str(i), two_prompts, mode, reward={"template": mode})
         assert_equal_scores(got, keys, ref["reward"])
 
 
@@ -181,5 +186,5 @@ def test_dpo_every_template_mode_equals_transformers(family, two_prompts, refere
     roles = {"policy": family.config.roles["policy"].to_data()}
     for i, mode in enumerate(template_modes(family)[:3]):  # DPO has no `ids` mode
         dpo = {"reward": "sum", "template": mode}
-        got = run_family(family, tmp_path / str(i), two_prompts, type="dpo", dpo=dpo, roles=roles)
+        got = run_family(family, tmp_path / str(i), two_prompts, mode, type="dpo", dpo=dpo, roles=roles)
         assert_equal_scores(got, keys, expected)
