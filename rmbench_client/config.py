@@ -136,7 +136,7 @@ class RunConfig(Strict, frozen=True, kw_only=True):
     model: str  # identity shown in reports; "baseline:NAME" selects a baseline
     type: ModelType = "reward"
     data: str | None = None  # file or directory; else $RMBENCH_DATA_DIR; else data/<benchmark>; else the hub
-    out: str | None = None  # run directory; default runs/<model>
+    out: str | None = None  # run directory; default runs/<model>/<benchmark>
     limit: AtLeastOne | None = None  # first N prompts only (smoke runs)
     seed: int = 0  # the bootstrap's (and baseline:random's); the judge's answer order has judge.seed
     data_fields: dict[str, str] = field(default_factory=dict)  # our field name -> the data file's (any benchmark)
@@ -174,7 +174,10 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         return self.model.removeprefix("baseline:")
 
     def out_dir(self) -> Path:
-        return Path(self.out or Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-"))
+        """`--out`, else runs/<model>/<benchmark>: one model's benchmarks never overwrite each other."""
+        if self.out:
+            return Path(self.out)
+        return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / self.benchmark
 
     def data_path(self) -> str | None:
         return self.data or os.environ.get(C.DATA_DIR_ENV) or None

@@ -1,8 +1,9 @@
 """A run's output directory: one run at a time (a lock file), no stale outputs beside a new run, atomic writes.
 
 The score store is the only state a rerun reads; everything else here is derived from it and rewritten at the end
-of every run (also a stopped one). A run therefore clears the derived files when it starts, so that a crash never
-leaves an old summary beside new scores, and `--fresh` removes the store too.
+of every run (also a stopped one). A run therefore clears the derived files once its start-up checks have passed
+(`runner.RunFiles`), so that a crash never leaves an old summary beside new scores and a run that cannot start
+deletes nothing; `--fresh` removes the store too.
 """
 
 from __future__ import annotations

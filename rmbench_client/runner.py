@@ -188,13 +188,37 @@ def in_flight(cfg: RunConfig) -> int:
     return max(1, slots * C.PROMPTS_IN_FLIGHT_PER_SLOT)
 
 
+class RunFiles:
+    """The run directory's files, touched only once the servers have passed the start-up checks: a run that
+    cannot reach its servers, or is given the wrong model, leaves the previous run's outputs as they were."""
+
+    def __init__(self, run_dir: RunDirectory, cfg: RunConfig, fresh: bool) -> None:
+        self.run_dir, self.cfg, self.fresh = run_dir, cfg, fresh
+        self.store: ScoreStore | None = None
+        self.samples: IO[str] | None = None
+
+    def start(self) -> tuple[ScoreStore, IO[str]]:
+        """Clear the derived outputs (with `fresh` the store too), write the config, open the store and samples."""
+        self.run_dir.clear(self.fresh)
+        self.run_dir.write_text(C.CONFIG_FILE, dump_config(self.cfg))
+        self.store = ScoreStore(self.run_dir.path / C.STORE_FILE)
+        self.samples = (self.run_dir.path / C.SAMPLES_FILE).open("w", encoding="utf-8")
+        return self.store, self.samples
+
+    def close(self) -> None:
+        if self.samples is not None:
+            self.samples.close()
+        if self.store is not None:
+            self.store.close()
+
+
 async def score_examples(
-    cfg: RunConfig, examples: list[Example], store: ScoreStore, samples: IO[str], progress: bool
+    cfg: RunConfig, bench: benchmarks.Benchmark, examples: list[Example], files: RunFiles, progress: bool
 ) -> Outcome:
-    """Score every example; SIGINT/SIGTERM and an outage stop the scoring, never the bookkeeping."""
+    """Score every example; SIGINT/SIGTERM and an outage stop the scoring, never the bookkeeping. The run
+    directory is touched (`files.start()`) only after the model kind's start-up checks have passed."""
     from .model_kinds.factory import open_model_kind  # imported here: pulls in the HTTP stack
 
-    bench = benchmarks.get(cfg.benchmark)
     outcome = Outcome()
     loop = asyncio.get_running_loop()
     scoring_task: asyncio.Task[None] | None = None
@@ -211,16 +235,18 @@ async def score_examples(
         loop.add_signal_handler(sig, on_signal, sig)
     try:
         async with open_model_kind(cfg, bench.judge_mode) as model:
+            store, samples = files.start()
             outcome.identity = epoch_identity(model.identity, store) or {}
             scoring = _Scoring(model, bench, store, samples)
-            scoring_task = asyncio.ensure_future(scoring.run(examples, outcome, progress, in_flight(cfg)))
-            try:
-                await scoring_task
-            except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
-                outcome.aborted = str(exc)
-            except asyncio.CancelledError:
-                if outcome.signal is None:
-                    raise
+            if outcome.signal is None:  # a signal during the start-up checks: nothing to score
+                scoring_task = asyncio.ensure_future(scoring.run(examples, outcome, progress, in_flight(cfg)))
+                try:
+                    await scoring_task
+                except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
+                    outcome.aborted = str(exc)
+                except asyncio.CancelledError:
+                    if outcome.signal is None:
+                        raise
             outcome.warnings = list(model.warnings)
     finally:
         for sig in EXIT_INTERRUPTED:
@@ -238,14 +264,11 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
     bench = benchmarks.get(cfg.benchmark)
     dataset, examples = load_examples(cfg)
     with RunDirectory(cfg.out_dir()) as run_dir:
-        run_dir.clear(fresh)
-        run_dir.write_text(C.CONFIG_FILE, dump_config(cfg))
-        store = ScoreStore(run_dir.path / C.STORE_FILE)
+        files = RunFiles(run_dir, cfg, fresh)
         try:
-            with (run_dir.path / C.SAMPLES_FILE).open("w", encoding="utf-8") as samples:
-                outcome = asyncio.run(score_examples(cfg, examples, store, samples, progress))
+            outcome = asyncio.run(score_examples(cfg, bench, examples, files, progress))
         finally:
-            store.close()
+            files.close()
         for warning in outcome.warnings:
             log.warning("%s", warning)
         facts = RunFacts(cfg, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted)

@@ -1,11 +1,15 @@
-"""The run directory: derived outputs cleared when a run starts (the store too with --fresh), one run at a time,
-atomic writes."""
+"""The run directory: derived outputs cleared when a run has passed its start-up checks (the store too with --fresh),
+never before; one directory per model and benchmark; one run at a time; atomic writes."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
+from helpers_cli import CLI, cli, write_config
+from helpers_data import require_rmbench
 
 from rmbench_client import constants as C
 from rmbench_client.errors import RunLockedError
@@ -52,3 +56,33 @@ def test_one_run_at_a_time(tmp_path):
 def test_atomic_write_leaves_no_temporary_file(tmp_path):
     path = write_atomic(tmp_path / "a" / "summary.json", "{}\n")
     assert path.read_text() == "{}\n" and sorted(p.name for p in path.parent.iterdir()) == ["summary.json"]
+
+
+def test_a_run_that_cannot_reach_its_server_leaves_the_previous_run_byte_identical(tmp_path):
+    """The preflight fails (nothing listens on the port): the earlier complete run's outputs, config and store stay
+    exactly as they were, with --fresh too."""
+    data, out = require_rmbench(), tmp_path / "run"
+    first = cli("run", "--model", "baseline:longer", "--data", str(data), "--out", str(out), "--limit", "3")
+    assert first.returncode == 0, first.stderr
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != C.LOCK_FILE}
+    assert {Path(C.SUMMARY_FILE), Path(C.FAILURES_FILE), Path(C.SAMPLES_FILE), Path(C.STORE_FILE)} <= set(before)
+    dead = write_config(tmp_path / "dead.yaml", ["http://127.0.0.1:9"])  # the discard port: connection refused
+    for extra in ([], ["--fresh"]):
+        failed = cli("run", "--config", str(dead), "--data", str(data), "--out", str(out), "--no-progress", *extra)
+        assert failed.returncode != 0 and "error:" in failed.stderr and "127.0.0.1:9" in failed.stderr
+        after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != C.LOCK_FILE}
+        assert after == before
+
+
+def test_one_models_benchmarks_get_their_own_default_directories(tmp_path):
+    """Without --out a model's RM-Bench run and its pairwise run keep both results: runs/<model>/<benchmark>."""
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"prompt": "p", "chosen": "a longer answer", "rejected": "short"}\n')
+    runs = {"rm-bench": str(require_rmbench()), "pairwise": str(pairs)}
+    for benchmark, data in runs.items():
+        args = ["run", "--model", "baseline:longer", "--benchmark", benchmark, "--data", data, "--limit", "2"]
+        proc = subprocess.run([CLI, *args], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+    for benchmark in runs:
+        summary = json.loads((tmp_path / "runs" / "baseline-longer" / benchmark / C.SUMMARY_FILE).read_text())
+        assert summary["benchmark"] == benchmark

@@ -31,7 +31,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--benchmark", choices=benchmarks.NAMES, help="default: rm-bench")
     p.add_argument("--data", metavar="PATH", help="dataset file or directory "
                    "(default: $RMBENCH_DATA_DIR, else data/<benchmark>, else the hub)")  # fmt: skip
-    p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>)")
+    p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>/<benchmark>)")
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts (the result is partial)")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the bootstrap intervals and of baseline:random")
     g = p.add_argument_group("servers (instead of, or over, the config's roles)")

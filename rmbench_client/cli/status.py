@@ -71,7 +71,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "status", parents=[common], help="progress, failures and completeness of a run directory, and its scores"
     )
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<model> or a run's --out)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<model>/<benchmark> or a run's --out)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
