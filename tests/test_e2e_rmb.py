@@ -69,3 +69,29 @@ def test_rmb_through_dpo(cpu_servers, rmb_root, tmp_path):
     assert result.all_scored
     assert set(result.summary["sets"]) == {"helpfulness-pairwise", "helpfulness-bon", "harmlessness-pairwise"}
     assert keep(rescored(result.out_dir)) == keep(result.summary)
+
+
+def test_rmb_through_a_pairwise_judge(cpu_servers, rmb_root, tmp_path):
+    """The tiny policy as a judge: each pair is one comparison, the best-of-N list one per loser; the list counts
+    only when every comparison is a win (its 4-token answers hold no verdict, so each is credited 0.5)."""
+    judge = {**cpu_servers.config.roles["policy"].to_data(), "serve": None}
+    cfg = config(
+        cpu_servers,
+        tmp_path,
+        rmb_root,
+        model="tiny-judge",
+        type="judge",
+        roles={"judge": judge},
+        judge={"max_tokens": 4},
+    )
+    result = run(cfg, progress=False)
+    assert result.all_scored
+    lines = [json.loads(x) for x in (result.out_dir / "samples.jsonl").read_text().splitlines()]
+    bon_line = next(x for x in lines if "bon_uid" in x)
+    assert len(bon_line["results"]) == 2  # bon_best against each of the two losers
+    assert result.summary["scenarios"]["BoN_set/Helpfulness/Chat/Discussion"] == float(
+        all(v == 1.0 for v in bon_line["results"])
+    )
+    pair_credit = next(x for x in lines if x.get("pair_uid") == "2")["results"][0]
+    assert result.summary["sets"]["harmlessness-pairwise"] == pair_credit
+    assert keep(rescored(result.out_dir)) == keep(result.summary)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_report import chromium, open_page, shown_ids
 from rmb_fixture import bon, pair, write_rmb
 
 from rmbench_client.cli import main
@@ -15,7 +17,9 @@ from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
+from rmbench_client.report import page as html
 from rmbench_client.runner import run
+from rmbench_client.score_files.reader import read_scores
 from rmbench_client.scoring import rmb
 
 CHAT = "Helpfulness/Chat/Discussion"
@@ -169,3 +173,39 @@ def test_upstream_result_file_is_read(tmp_path, capsys):
     path.write_text(json.dumps([r | {"is_correct": 1} for r in rows], indent=2), encoding="utf-8")
     assert main(["score", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["sets"] == {"helpfulness-pairwise": 0.5}
+
+
+def test_report_and_compare_of_two_baseline_runs(tmp_path, capsys):
+    root = write_rmb(
+        tmp_path,
+        [
+            pair("1", CHAT, "q1", "a longer answer", "short"),
+            pair("2", CHAT, "q2", "tiny", "much longer"),
+            bon("1", CHAT, "q4", "mid answer", ["short", "a much longer one"]),  # lost to the second loser
+        ],
+    )
+    dirs = []
+    for name in ("longer", "markdown"):
+        config = tmp_path / f"{name}.yaml"
+        out = tmp_path / name
+        config.write_text(f"benchmark: rmb\nmodel: baseline:{name}\ndata: {root}\nout: {out}\n", encoding="utf-8")
+        run(load_config(config), progress=False)
+        dirs.append(str(out))
+    assert main(["compare", *dirs, "--format", "csv"]) == 0
+    table = capsys.readouterr().out
+    assert "helpfulness-bon" in table and "overall" in table
+    data = html.build(dirs)
+    # listed: the prompts some run lost; a best-of-N list is lost when any loser is not beaten
+    lost = {rec.id for d in dirs for rec in read_scores([Path(d) / "samples.jsonl"])[1] if rmb.credit(rec) < 1}
+    assert {p["id"] for p in data["prompts"]} == lost and "pair:2" in lost
+    bon_item = next(p for p in data["prompts"] if p["id"] == "bon:1")
+    assert bon_item["c"] == ["mid answer"] and bon_item["r"] == ["short", "a much longer one"]
+    page_file = tmp_path / "page.html"
+    assert main(["report", *dirs, "--out", str(page_file)]) == 0
+    with chromium() as browser:
+        page, requests, errors = open_page(browser, page_file)
+        assert errors == [] and requests == []
+        assert sorted(shown_ids(page)) == ["bon:1", "pair:2"]  # what the first run (longer) lost
+        # the best-of-N list is shown against the loser that beat it (the second), not the first
+        assert page.get_attribute('#list .item[data-id="bon:1"]', "data-cell") == "0,1"
+        assert "a much longer one" in page.inner_text('#list .item[data-id="bon:1"]')
