@@ -13,6 +13,7 @@ from helpers_report import chromium, open_page, shown_ids
 from rmb_fixture import bon, pair, write_rmb
 
 from rmbench_client.cli import main
+from rmbench_client.cli.data import _describe, inventory
 from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
@@ -209,3 +210,18 @@ def test_report_and_compare_of_two_baseline_runs(tmp_path, capsys):
         # the best-of-N list is shown against the loser that beat it (the second), not the first
         assert page.get_attribute('#list .item[data-id="bon:1"]', "data-cell") == "0,1"
         assert "a much longer one" in page.inner_text('#list .item[data-id="bon:1"]')
+
+
+def describe_all() -> str:
+    return "\n".join(_describe(e) for e in inventory())
+
+
+def test_data_list_counts_rmb_and_says_where_it_comes_from(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert next(e for e in inventory() if e["benchmark"] == "rmb")["present"] is False
+    assert "rmb: not in data/rmb (not on the hub: see data/README.md)" in describe_all()
+    write_rmb(tmp_path / "src", [pair("1", CHAT, "q", "a", "b"), bon("1", CHAT, "q", "a", ["b", "c"])])
+    (tmp_path / "data").mkdir()
+    (tmp_path / "src" / "RMB_dataset").rename(tmp_path / "data" / "rmb")  # RMB_dataset/'s contents as data/rmb
+    entry = next(e for e in inventory() if e["benchmark"] == "rmb")
+    assert entry["prompts"] == 2 and len(entry["missing_groups"]) == 96
