@@ -10,7 +10,7 @@ from typing import Any
 from . import benchmarks
 from . import constants as C
 from .config import RunConfig
-from .score_store import ScoreStore, key_prefix, unit_key
+from .score_store import ScoreStore, UnitKeys
 
 
 def plan(cfg: RunConfig) -> dict[str, Any]:
@@ -25,9 +25,9 @@ def plan(cfg: RunConfig) -> dict[str, Any]:
     async def count() -> dict[str, Any]:
         async with open_model_kind(cfg, bench.judge_mode) as model:
             identity = epoch_identity(model.identity, store, record=False) if store else None
-            prefix = key_prefix(identity) if identity is not None else None
-            keys = [[unit_key(prefix or "", u.material) for u in model.units(ex)] for ex in examples]
-            stored = store.get_many(k for ks in keys for k in ks) if store and prefix else {}
+            unit_keys = UnitKeys(identity)
+            keys = [[unit_keys.of(u.material, u.role) for u in model.units(ex)] for ex in examples]
+            stored = store.get_many(k for ks in keys for k in ks) if store and identity is not None else {}
             done = sum(all(k in stored for k in ks) for ks in keys)
             return {
                 "prompts": len(examples),

@@ -29,7 +29,7 @@ from .examples import Example, PromptScores, response_lengths
 from .model_kinds.base import ModelKind, Unit
 from .progress import ProgressBar
 from .run_directory import RunDirectory
-from .score_store import ScoreStore, key_prefix, unit_key
+from .score_store import ScoreStore, UnitKeys
 from .summary import RunFacts, finish_summary
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,7 @@ class RunResult:
 
 
 def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptScores:
+    values = model.merge(values)
     scores = tuple(model.reduce(v) for v in values)
     details = model.details(ex, values)
     if model.pairwise:
@@ -101,15 +102,15 @@ class _Scoring:
         self.bench = bench
         self.store = store
         self.samples = samples
-        self.prefix = ""
+        self.keys = UnitKeys(None)
 
     def keyed(self, ex: Example) -> tuple[list[Unit], list[str]]:
         """The prompt's units (rendered once: templating is a large part of the client's work) and their keys."""
         units = self.model.units(ex)
-        return units, [unit_key(self.prefix, u.material) for u in units]
+        return units, [self.keys.of(u.material, u.role) for u in units]
 
     async def run(self, examples: list[Example], outcome: Outcome, progress: bool, in_flight: int) -> None:
-        self.prefix = key_prefix(outcome.identity)
+        self.keys = UnitKeys(outcome.identity)
         with ProgressBar(len(examples), progress) as bar:
             # shared by the workers; it renders and keys a chunk of prompts at a time, so a large dataset's
             # rendered texts are never all held at once
@@ -199,9 +200,13 @@ class RunFiles:
 
     def start(self) -> tuple[ScoreStore, IO[str]]:
         """Clear the derived outputs (with `fresh` the store too), write the config, open the store and samples."""
+        path = self.run_dir.path / C.STORE_FILE
+        if not self.fresh:  # a store this code cannot read is refused before anything is cleared
+            self.store = ScoreStore(path)
         self.run_dir.clear(self.fresh)
         self.run_dir.write_text(C.CONFIG_FILE, dump_config(self.cfg))
-        self.store = ScoreStore(self.run_dir.path / C.STORE_FILE)
+        if self.store is None:
+            self.store = ScoreStore(path)
         self.samples = (self.run_dir.path / C.SAMPLES_FILE).open("w", encoding="utf-8")
         return self.store, self.samples
 

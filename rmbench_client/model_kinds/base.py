@@ -11,10 +11,12 @@ from ..examples import Example
 @dataclass(frozen=True)
 class Unit:
     """One thing to score: its key material (exactly what determines the server's computation: the rendered text
-    or token ids it is sent, or the messages for a server-side template) and what `score` needs to send it."""
+    or token ids it is sent, or the messages for a server-side template) and what `score` needs to send it. A unit
+    that concerns one role only (DPO's policy or reference log-probs) names it: its key covers that role alone."""
 
     material: str
     payload: Any
+    role: str | None = None
 
 
 class ModelKind(Protocol):
@@ -43,6 +45,10 @@ class ModelKind(Protocol):
 
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         """Raw values (JSON-serialisable) for the units, in order; raises EndpointError subclasses."""
+        ...
+
+    def merge(self, values: list[Any]) -> list[Any]:
+        """One raw value per response (or comparison) from the prompt's unit values, in `units` order."""
         ...
 
     def reduce(self, value: Any) -> float:

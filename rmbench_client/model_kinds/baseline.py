@@ -48,6 +48,9 @@ class BaselineModel:
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         return [self._one(*u.payload) for u in units]
 
+    def merge(self, values: list[Any]) -> list[Any]:
+        return values
+
     def reduce(self, value: Any) -> float:
         return float(value)
 

@@ -184,6 +184,9 @@ class JudgeModel:
         answer = await self._answer([{"role": "user", "content": RATING.format(prompt=prompt, response=response)}])
         return {"rating": parse_rating(answer), "answer": answer}
 
+    def merge(self, values: list[Any]) -> list[Any]:
+        return values
+
     def reduce(self, value: Any) -> float:
         if not self.pairwise:
             self.unparsed += value["rating"] is None

@@ -157,6 +157,9 @@ class RewardModel:
             raise ConfigError(f"backend {self.kind} applies no chat template: set reward.template to a Jinja file")
         return self._vllm
 
+    def merge(self, values: list[Any]) -> list[Any]:
+        return values
+
     def reduce(self, value: Any) -> float:
         outputs = [float(v) for v in value]
         weights = self.options.head_weights
