@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import sqlite3
+
+import pytest
 
 from rmbench_client.errors import ConfigError
 from rmbench_client.score_store import ScoreStore, UnitKeys, key_prefix, unit_key
