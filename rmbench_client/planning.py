@@ -18,7 +18,7 @@ def plan(cfg: RunConfig) -> dict[str, Any]:
     from .runner import epoch_identity, load_examples
 
     bench = benchmarks.get(cfg.benchmark)
-    _, examples = load_examples(cfg)
+    _, examples = load_examples(cfg, bench)
     path = cfg.out_dir() / C.STORE_FILE
     store = ScoreStore(path, read_only=True) if path.is_file() else None
 

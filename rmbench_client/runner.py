@@ -259,15 +259,15 @@ async def score_examples(
     return outcome
 
 
-def load_examples(cfg: RunConfig) -> tuple[Dataset, list[Example]]:
-    dataset = load_dataset(cfg.benchmark, cfg.data_path(), cfg.data_fields)
+def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset, list[Example]]:
+    dataset = load_dataset(bench, cfg.data_path(), cfg.data_fields)
     return dataset, dataset.examples[: cfg.limit] if cfg.limit is not None else dataset.examples
 
 
 def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bool = True) -> RunResult:
-    """The whole run, synchronously (the CLI entry)."""
+    """The whole run, synchronously (the CLI entry). The benchmark is resolved here, once, and passed down."""
     bench = benchmarks.get(cfg.benchmark)
-    dataset, examples = load_examples(cfg)
+    dataset, examples = load_examples(cfg, bench)
     with RunDirectory(cfg.out_dir()) as run_dir:
         files = RunFiles(run_dir, cfg, fresh)
         try:
@@ -276,7 +276,9 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
             files.close()
         for warning in outcome.warnings:
             log.warning("%s", warning)
-        facts = RunFacts(cfg, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted)
+        facts = RunFacts(
+            cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted
+        )
         summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
     return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, outcome.signal)
 
