@@ -10,36 +10,33 @@ from typing import Any
 from . import benchmarks
 from . import constants as C
 from .config import RunConfig
-from .score_store import ScoreStore, unit_key
+from .score_store import ScoreStore, UnitKeys
 
 
 def plan(cfg: RunConfig) -> dict[str, Any]:
     from .model_kinds.factory import open_model_kind  # the HTTP stack, only when servers are asked
-    from .runner import epoch_identity, load_examples, part_prefixes
+    from .runner import epoch_identity, load_examples
 
     bench = benchmarks.get(cfg.benchmark)
-    _, examples = load_examples(cfg)
+    _, examples = load_examples(cfg, bench)
     path = cfg.out_dir() / C.STORE_FILE
     store = ScoreStore(path, read_only=True) if path.is_file() else None
 
     async def count() -> dict[str, Any]:
         async with open_model_kind(cfg, bench.judge_mode) as model:
             identity = epoch_identity(model.identity, store, record=False) if store else None
-            prefixes = part_prefixes(model, identity) if identity is not None else None
-            # per prompt, per unit: its keys, one per part of its value
-            keys = [
-                [tuple(unit_key(p, u.material) for p in prefixes or [""]) for u in model.units(ex)] for ex in examples
-            ]
-            stored = store.get_many(k for ks in keys for u in ks for k in u) if store and prefixes else {}
-            done = sum(all(k in stored for u in ks for k in u) for ks in keys)
+            unit_keys = UnitKeys(identity)
+            keys = [[unit_keys.of(u.material, u.role) for u in model.units(ex)] for ex in examples]
+            stored = store.get_many(k for ks in keys for k in ks) if store and identity is not None else {}
+            done = sum(all(k in stored for k in ks) for ks in keys)
             return {
                 "prompts": len(examples),
                 "units": sum(len(ks) for ks in keys),
                 "pairwise": model.pairwise,
-                "stored_units": sum(all(k in stored for k in u) for ks in keys for u in ks),
+                "stored_units": len(stored),
                 "stored_prompts": done,
                 "pending_prompts": len(examples) - done,
-                "to_send": sum(len({u for u in ks if any(k not in stored for k in u)}) for ks in keys),  # once each
+                "to_send": sum(len({k for k in ks if k not in stored}) for ks in keys),  # repeats go out once
                 "out_dir": str(cfg.out_dir()),
             }
 

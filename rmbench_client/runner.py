@@ -29,7 +29,7 @@ from .examples import Example, PromptScores, response_lengths
 from .model_kinds.base import ModelKind, Unit
 from .progress import ProgressBar
 from .run_directory import RunDirectory
-from .score_store import ScoreStore, key_prefix, unit_key
+from .score_store import ScoreStore, UnitKeys
 from .summary import RunFacts, finish_summary
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,7 @@ class RunResult:
 
 
 def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptScores:
+    values = model.merge(values)
     scores = tuple(model.reduce(v) for v in values)
     details = model.details(ex, values)
     if model.pairwise:
@@ -93,11 +94,6 @@ def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = T
     return identity | {"models": models} if models else identity
 
 
-def part_prefixes(model: ModelKind, identity: dict[str, Any]) -> list[str]:
-    """The key prefix of each part of the model kind's values (one for a value stored whole)."""
-    return [key_prefix(model.part_identity(identity, part)) for part in model.parts]
-
-
 class _Scoring:
     """Scores the examples of one run with `in_flight` prompts at a time, in dataset order."""
 
@@ -106,16 +102,15 @@ class _Scoring:
         self.bench = bench
         self.store = store
         self.samples = samples
-        self.prefixes: list[str] = []  # per part of the values (model.parts)
+        self.keys = UnitKeys(None)
 
-    def keyed(self, ex: Example) -> tuple[list[Unit], list[tuple[str, ...]]]:
-        """The prompt's units (rendered once: templating is a large part of the client's work) and their keys,
-        one per part of the model kind's values."""
+    def keyed(self, ex: Example) -> tuple[list[Unit], list[str]]:
+        """The prompt's units (rendered once: templating is a large part of the client's work) and their keys."""
         units = self.model.units(ex)
-        return units, [tuple(unit_key(p, u.material) for p in self.prefixes) for u in units]
+        return units, [self.keys.of(u.material, u.role) for u in units]
 
     async def run(self, examples: list[Example], outcome: Outcome, progress: bool, in_flight: int) -> None:
-        self.prefixes = part_prefixes(self.model, outcome.identity)
+        self.keys = UnitKeys(outcome.identity)
         with ProgressBar(len(examples), progress) as bar:
             # shared by the workers; it renders and keys a chunk of prompts at a time, so a large dataset's
             # rendered texts are never all held at once
@@ -138,7 +133,7 @@ class _Scoring:
 
     def _pending(
         self, examples: list[Example], outcome: Outcome, bar: ProgressBar
-    ) -> Iterator[tuple[Example, list[Unit], list[tuple[str, ...]]]]:
+    ) -> Iterator[tuple[Example, list[Unit], list[str]]]:
         """The prompts with units not yet stored, a chunk at a time; those already complete in the store are
         finished here."""
         for chunk in _chunks(examples, C.PROMPTS_PER_STORE_READ):
@@ -148,42 +143,34 @@ class _Scoring:
                     keyed.append((ex, *self.keyed(ex)))
                 except ConfigError as exc:  # e.g. a chat template that refuses this conversation
                     outcome.failures[ex.id] = str(exc)
-            done = self.store.get_many(k for _, _, keys in keyed for ks in keys for k in ks)
+            done = self.store.get_many(k for _, _, keys in keyed for k in keys)
             todo = []
             for ex, units, keys in keyed:
-                if all(k in done for ks in keys for k in ks):
-                    self._finish(ex, [self._join(ks, done) for ks in keys], outcome)
+                if all(k in done for k in keys):
+                    self._finish(ex, [done[k] for k in keys], outcome)
                     bar.advance()
                 else:
                     todo.append((ex, units, keys))
             self.samples.flush()
             yield from todo
 
-    async def _one(self, ex: Example, units: list[Unit], keys: list[tuple[str, ...]], outcome: Outcome) -> None:
-        stored = self.store.get_many(k for ks in keys for k in ks)  # a prompt sharing units reuses them
-        first: dict[tuple[str, ...], int] = {}
-        for i, ks in enumerate(keys):
-            first.setdefault(ks, i)  # a unit repeated within the prompt goes out once
-        todo = [i for ks, i in first.items() if any(k not in stored for k in ks)]
-        parts = self.model.parts
-        wanted = tuple(p for j, p in enumerate(parts) if any(keys[i][j] not in stored for i in todo))
+    async def _one(self, ex: Example, units: list[Unit], keys: list[str], outcome: Outcome) -> None:
+        stored = self.store.get_many(keys)  # a prompt sharing units with one scored earlier reuses them
+        first: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)  # a unit repeated within the prompt goes out once
+        todo = [i for k, i in first.items() if k not in stored]
         try:
-            fresh = await self.model.score(ex, [units[i] for i in todo], wanted)
+            fresh = await self.model.score(ex, [units[i] for i in todo])
         except (SampleError, RetryableError) as exc:  # retryable: it outlived its retries
             outcome.failures[ex.id] = str(exc)
             log.info("prompt %s failed: %s", ex.id, exc)
             return
-        new: dict[str, Any] = {}
-        for i, value in zip(todo, fresh, strict=True):
-            split = self.model.split(value)
-            new.update((keys[i][j], split[p]) for j, p in enumerate(parts) if p in wanted)
+        new = {keys[i]: value for i, value in zip(todo, fresh, strict=True)}
         self.store.put_many(new)
         outcome.sent += len(todo)
-        self._finish(ex, [self._join(ks, stored | new) for ks in keys], outcome)
+        self._finish(ex, [new.get(k, stored.get(k)) for k in keys], outcome)
         self.samples.flush()
-
-    def _join(self, keys: tuple[str, ...], values: dict[str, Any]) -> Any:
-        return self.model.join({p: values[k] for p, k in zip(self.model.parts, keys, strict=True)})
 
     def _finish(self, ex: Example, values: list[Any], outcome: Outcome) -> None:
         scores = prompt_scores(self.model, ex, values)
@@ -213,9 +200,13 @@ class RunFiles:
 
     def start(self) -> tuple[ScoreStore, IO[str]]:
         """Clear the derived outputs (with `fresh` the store too), write the config, open the store and samples."""
+        path = self.run_dir.path / C.STORE_FILE
+        if not self.fresh:  # a store this code cannot read is refused before anything is cleared
+            self.store = ScoreStore(path)
         self.run_dir.clear(self.fresh)
         self.run_dir.write_text(C.CONFIG_FILE, dump_config(self.cfg))
-        self.store = ScoreStore(self.run_dir.path / C.STORE_FILE)
+        if self.store is None:
+            self.store = ScoreStore(path)
         self.samples = (self.run_dir.path / C.SAMPLES_FILE).open("w", encoding="utf-8")
         return self.store, self.samples
 
@@ -268,15 +259,15 @@ async def score_examples(
     return outcome
 
 
-def load_examples(cfg: RunConfig) -> tuple[Dataset, list[Example]]:
-    dataset = load_dataset(cfg.benchmark, cfg.data_path(), cfg.data_fields)
+def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset, list[Example]]:
+    dataset = load_dataset(bench, cfg.data_path(), cfg.data_fields)
     return dataset, dataset.examples[: cfg.limit] if cfg.limit is not None else dataset.examples
 
 
 def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bool = True) -> RunResult:
-    """The whole run, synchronously (the CLI entry)."""
+    """The whole run, synchronously (the CLI entry). The benchmark is resolved here, once, and passed down."""
     bench = benchmarks.get(cfg.benchmark)
-    dataset, examples = load_examples(cfg)
+    dataset, examples = load_examples(cfg, bench)
     with RunDirectory(cfg.out_dir()) as run_dir:
         files = RunFiles(run_dir, cfg, fresh)
         try:
@@ -285,7 +276,9 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
             files.close()
         for warning in outcome.warnings:
             log.warning("%s", warning)
-        facts = RunFacts(cfg, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted)
+        facts = RunFacts(
+            cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted
+        )
         summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
     return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, outcome.signal)
 

@@ -3,7 +3,10 @@
 A key hashes everything that determines a raw value (`unit_key`): the model kind's identity (kind, backend,
 template digest, options, and per role the model epoch) and the unit's material (the exact text, token ids or
 messages sent). A rerun sends only what is missing; a changed model, template or input never reuses a score.
-Model epochs (table `models`) tell checkpoints apart that the server names alike: see `model_identity`.
+Model epochs (table `models`) tell checkpoints apart that the server names alike: see `model_identity`. A model's
+epoch is its probe fingerprint (the served name, path and max_model_len are not part of a key: the same weights
+restarted with another max_model_len keep their scores); a unit of one role (DPO's policy or reference log-probs)
+is keyed by that role's identity alone, so another DPO mode reuses what the roles it shares have stored.
 """
 
 from __future__ import annotations
@@ -15,7 +18,41 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .errors import ConfigError
 from .model_identity import fingerprints_match
+
+# The key format this code writes (table `meta`). Format 1 (no `meta` table) keyed on the served identity: its keys
+# are never found by this code, so such a store is refused rather than silently scored again beside itself.
+STORE_FORMAT = "2"
+ROLE_KEYED = ("models", "logprobs_path")  # identity entries that map a role to what concerns that role only
+WHOLE_RUN_ONLY = ("with_reference",)  # identity entries that describe the combination, not one role's values
+
+
+def key_identity(identity: dict[str, Any], role: str | None = None) -> dict[str, Any]:
+    """What a store key covers: the identity with each model named by its epoch alone, and for a unit of one role
+    (`Unit.role`) only that role's entries."""
+    models = {r: {"epoch": m["epoch"]} for r, m in identity.get("models", {}).items()}
+    out = identity | ({"models": models} if models else {})
+    if role is None:
+        return out
+    out = {k: v for k, v in out.items() if k not in WHOLE_RUN_ONLY}
+    return out | {k: {role: out[k].get(role)} for k in ROLE_KEYED if k in out} | {"role": role}
+
+
+class UnitKeys:
+    """The store keys of units under one identity (with epochs), a prefix per role computed once."""
+
+    def __init__(self, identity: dict[str, Any] | None) -> None:
+        self.identity = identity
+        self._prefixes: dict[str | None, str] = {}
+
+    def prefix(self, role: str | None) -> str:
+        if role not in self._prefixes:
+            self._prefixes[role] = key_prefix(key_identity(self.identity or {}, role))
+        return self._prefixes[role]
+
+    def of(self, material: str, role: str | None) -> str:
+        return unit_key(self.prefix(role), material)
 
 
 def key_prefix(identity: dict[str, Any]) -> str:
@@ -37,6 +74,7 @@ class ScoreStore:
         if read_only:  # a look at an existing store (`run --dry-run`, `status`): nothing is created or written
             self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
             self._put_hashes = None
+            self._check_format(path)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         # autocommit mode: every put is its own durable transaction.
@@ -52,6 +90,26 @@ class ScoreStore:
         # (strings can share one): a key whose hash was put is still read from SQLite.
         empty = self._db.execute("SELECT 1 FROM scores LIMIT 1").fetchone() is None
         self._put_hashes = set() if empty else None
+        if empty:
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('format', ?)", (STORE_FORMAT,))
+        self._check_format(path)
+
+    def _check_format(self, path: Path) -> None:
+        """ConfigError for a store whose keys this code would never find (written by an older rmbench-client)."""
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        found = "1"
+        if "meta" in tables:
+            row = self._db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+            found = row[0] if row else "1"
+        elif "scores" not in tables:
+            return  # nothing in it yet
+        if found != STORE_FORMAT:
+            self._db.close()
+            raise ConfigError(
+                f"score store {path} was written by another rmbench-client (key format {found}, this one reads "
+                f"{STORE_FORMAT}): give this run another --out, or --fresh to score again in place"
+            )
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         wanted = list(dict.fromkeys(keys))
@@ -74,22 +132,23 @@ class ScoreStore:
             self._put_hashes.update(hash(k) for k in items)
 
     def known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
-        """The recorded epoch of this model, or None when the store has never seen it. A fingerprint is the model:
-        the same weights served again under another path or max_model_len keep their epoch. A model without one
-        (a judge) is known by what its servers report."""
-        if fingerprint is not None:
-            rows = self._db.execute("SELECT epoch, fingerprint FROM models WHERE role = ?", (role,)).fetchall()
-        else:
+        """The recorded epoch of this model, or None when the store has never seen it: the one whose fingerprint
+        matches (whatever the served name, path or max_model_len); without a fingerprint (a judge), the one
+        served alike."""
+        if fingerprint is None:
             query = "SELECT epoch, fingerprint FROM models WHERE role = ? AND served = ?"
-            rows = self._db.execute(query, (role, json.dumps(served, sort_keys=True))).fetchall()
-        for epoch, fp in rows:
+            rows = self._db.execute(query, (role, json.dumps(served, sort_keys=True)))
+        else:
+            rows = self._db.execute("SELECT epoch, fingerprint FROM models WHERE role = ?", (role,))
+        for epoch, fp in rows.fetchall():
             if fingerprints_match(fingerprint, json.loads(fp)):
                 return str(epoch)
         return None
 
     def model_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str:
-        """The epoch of the model a role's servers report: an earlier one when identity and fingerprint match,
-        else a new one (recorded). Keys made with another epoch are never read for this model."""
+        """The epoch of the model a role's servers report: an earlier one when the fingerprint matches (the
+        identity, when there is none), else a new one (recorded). Keys made with another epoch are never read
+        for this model."""
         known = self.known_epoch(role, served, fingerprint)
         if known is not None:
             return known

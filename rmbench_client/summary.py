@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import benchmarks
+from .benchmarks import Benchmark
 from .config import RunConfig
 from .data_hashes import file_sha256, prompt_hashes
 from .datasets import Dataset
@@ -20,6 +20,7 @@ from .examples import Example
 @dataclass(frozen=True)
 class RunFacts:
     cfg: RunConfig
+    bench: Benchmark  # the registry's entry for cfg.benchmark, resolved once by the run
     dataset: Dataset
     examples: list[Example]  # the prompts of this run (after --limit)
     failures: dict[str, str]
@@ -30,10 +31,9 @@ class RunFacts:
 
 def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
     """Why the result is not the benchmark's full score; empty when it is."""
-    bench = benchmarks.get(facts.cfg.benchmark)
     reasons = []
     if facts.dataset.missing:
-        reasons.append(f"no data for {bench.group_field}(s) {', '.join(facts.dataset.missing)}")
+        reasons.append(f"no data for {facts.bench.group_field}(s) {', '.join(facts.dataset.missing)}")
     if len(facts.examples) < len(facts.dataset.examples):
         reasons.append(f"--limit {facts.cfg.limit}: {len(facts.examples)} of {len(facts.dataset.examples)} prompts")
     if facts.failures:

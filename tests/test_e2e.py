@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 from conftest import REPO, port, transformers_reference
@@ -102,37 +101,6 @@ def test_dpo_matches_transformers(cpu_servers, small_data, transformers_values, 
     # the launcher starts DPO roles with --enable-scale-out: log-probs come from the token-in/token-out endpoint
     paths = result.summary["identity"]["logprobs_path"]
     assert set(paths.values()) == {"/inference/v1/generate"} and "policy" in paths
-
-
-@pytest.mark.parametrize("template", ["server", "auto"])
-def test_changing_the_dpo_reward_reuses_each_roles_stored_log_probs(cpu_servers, small_data, tmp_path, template):
-    """Log-probs are stored per role: avg after ratio sends nothing (the policy's are stored); ratio after sum
-    asks the reference only (the policy server's engine sees only the start-up fingerprint's prompt tokens), and
-    the numbers equal a fresh ratio run's."""
-    runs, policy_tokens, scores = {}, {}, {}
-    steps = [("ratio", "ratio", "a"), ("avg", "avg", "a"), ("sum", "sum", "b"), ("ratio2", "ratio", "b")]
-    for name, mode, out in steps:
-        dpo = {"reward": mode, "template": template}
-        cfg = config_for(cpu_servers, tmp_path / out, data=str(small_data), type="dpo", model="tiny-dpo", dpo=dpo)
-        before = engine_prompt_tokens(cfg.roles["policy"].endpoints[0])
-        runs[name] = run(cfg, progress=False)
-        policy_tokens[name] = engine_prompt_tokens(cfg.roles["policy"].endpoints[0]) - before
-        assert runs[name].all_scored
-        scores[name] = samples(runs[name].out_dir)
-    sequences = runs["ratio"].sent_sequences
-    assert sequences > 0 and runs["avg"].sent_sequences == 0
-    assert runs["ratio2"].sent_sequences == sequences  # every sequence once more...
-    probe = policy_tokens[
-        "avg"
-    ]  # the fingerprint taken at start: the only policy request of a run with nothing to send
-    assert policy_tokens["ratio2"] == probe and policy_tokens["ratio"] > 10 * probe  # ...to the reference only
-    assert scores["ratio2"] == scores["ratio"]
-
-
-def engine_prompt_tokens(url: str) -> float:
-    """The prompt tokens a vLLM server's engine has processed (its Prometheus counter)."""
-    text = httpx.get(f"{url}/metrics", timeout=30).text
-    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("vllm:prompt_tokens_total"))
 
 
 def test_dpo_without_the_token_endpoint_falls_back_to_completions(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
-from rmbench_client.score_store import ScoreStore, key_prefix, unit_key
+from rmbench_client.errors import ConfigError
+from rmbench_client.score_store import ScoreStore, UnitKeys, key_prefix, unit_key
 
 SERVED = {"id": "tiny-reward", "root": "/models/tiny/reward", "max_model_len": 4096}
 
@@ -56,13 +59,13 @@ def test_model_epochs_tell_checkpoints_apart_by_fingerprint(tmp_path):
         negated = store.model_epoch("reward", SERVED, [-1.25, 0.5])  # the same name and path, another checkpoint
         assert negated != first
         assert store.model_epoch("reward", SERVED, [-1.25, 0.5]) == negated
-        # the fingerprint is the model: restarted with another max_model_len or from another path, the same epoch
+        # the same weights restarted with another max_model_len, or served from another path: the same epoch
         assert store.model_epoch("reward", SERVED | {"max_model_len": 2048}, [1.25, -0.5]) == first
         assert store.model_epoch("reward", SERVED | {"root": "/elsewhere"}, [1.25, -0.5]) == first
         assert store.model_epoch("policy", SERVED, [1.25, -0.5]) != first
         judge = store.model_epoch("judge", SERVED, None)  # no fingerprint: the identity alone
         assert store.model_epoch("judge", SERVED, None) == judge
-        assert store.model_epoch("judge", SERVED | {"id": "another-judge"}, None) != judge
+        assert store.model_epoch("judge", SERVED | {"max_model_len": 2048}, None) != judge
     finally:
         store.close()
     store = ScoreStore(path)
@@ -94,3 +97,33 @@ def test_a_store_that_starts_empty_reads_only_what_it_put(tmp_path):
         assert store.get_many([k1, k2]) == {k1: 1.5}
     finally:
         store.close()
+
+
+def test_keys_cover_the_epoch_not_the_served_identity_and_one_role_for_a_role_unit():
+    def identity(served: dict, mode_ref: bool, ref_epoch: str = "r") -> dict:
+        models = {"policy": {"served": served, "epoch": "p"}} | (
+            {"reference": {"served": served, "epoch": ref_epoch}} if mode_ref else {}
+        )
+        paths = {"policy": "/v1/completions"} | ({"reference": "/v1/completions"} if mode_ref else {})
+        return {"kind": "dpo", "with_reference": mode_ref, "models": models, "logprobs_path": paths}
+
+    ratio, avg = UnitKeys(identity(SERVED, True)), UnitKeys(identity(SERVED | {"max_model_len": 1}, False))
+    assert ratio.of("text", "policy") == avg.of("text", "policy")  # another mode, another max_model_len
+    assert ratio.of("text", "reference") != ratio.of("text", "policy")
+    assert ratio.of("text", "reference") != UnitKeys(identity(SERVED, True, "r2")).of("text", "reference")
+    assert ratio.of("text", None) != avg.of("text", None)  # a whole-run unit covers every role
+
+
+def test_a_store_of_the_older_key_format_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "scores.sqlite"
+    db = sqlite3.connect(path)  # format 1: scores and models tables, no meta
+    db.execute("CREATE TABLE scores (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO scores VALUES ('k', '1.0')")
+    db.commit()
+    db.close()
+    for read_only in (False, True):
+        with pytest.raises(ConfigError, match=r"score store .*scores.sqlite .*key format 1.*--fresh"):
+            ScoreStore(path, read_only=read_only)
+    new = tmp_path / "new.sqlite"
+    ScoreStore(new).close()
+    ScoreStore(new, read_only=True).close()  # a store this code wrote opens again

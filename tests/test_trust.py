@@ -149,15 +149,6 @@ def test_a_new_checkpoint_under_the_same_name_and_path_is_rescored(cpu_servers: 
         assert stored(tmp_path / "run") == n
     finally:
         stop_servers(state)
-    # the same weights served again with another max_model_len: the fingerprint is the model, nothing to send
-    longer = cfg.replace(roles={"reward": role.replace(serve=serve.replace(max_model_len=serve.max_model_len // 2))})
-    start_servers(longer, repo_root=REPO, state_dir=state)
-    try:
-        plan = cli("run", "--config", str(config), "--out", str(tmp_path / "run"), "--dry-run", "--json")
-    finally:
-        stop_servers(state)
-    assert plan.returncode == 0, plan.stderr[-2000:]
-    assert json.loads(plan.stdout)["to_send"] == 0 and json.loads(plan.stdout)["stored_prompts"] == 5
     negate_reward_head(model_dir)
     start_servers(cfg, repo_root=REPO, state_dir=state)
     try:

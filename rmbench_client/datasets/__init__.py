@@ -11,12 +11,16 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
 from .fields import rename
 from .files import iter_records, record_name
+
+if TYPE_CHECKING:
+    from ..benchmarks import Benchmark
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +38,11 @@ def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
     return Path(root) / benchmark
 
 
-def _files(benchmark: str, path: str | Path | None) -> list[Path]:
+def _files(bench: Benchmark, path: str | Path | None) -> list[Path]:
     """The data files: of `path` (a file or a directory), else of data/<benchmark>, else downloaded."""
-    from .. import benchmarks  # the registry imports this package's modules
     from . import hub
 
-    bench = benchmarks.get(benchmark)
+    benchmark = bench.name
     if path is None:
         local = data_folder(benchmark)
         if local.is_dir() and bench.files_in(local):
@@ -62,13 +65,17 @@ def _files(benchmark: str, path: str | Path | None) -> list[Path]:
     return files
 
 
-def load_dataset(benchmark: str, path: str | Path | None, fields: Mapping[str, str] | None = None) -> Dataset:
-    """Load and validate a benchmark; `path` None reads data/<benchmark>, else downloads it from the hub.
-    `fields` maps our field names to the file's (e.g. {"prompt": "question"})."""
-    from .. import benchmarks
+def load_dataset(
+    benchmark: str | Benchmark, path: str | Path | None, fields: Mapping[str, str] | None = None
+) -> Dataset:
+    """Load and validate a benchmark (its name, or the registry's entry a run resolved once); `path` None reads
+    data/<benchmark>, else downloads it from the hub. `fields` maps our field names to the file's (e.g.
+    {"prompt": "question"})."""
+    from .. import benchmarks  # the registry imports this package's modules
 
-    bench = benchmarks.get(benchmark)
-    files = _files(benchmark, path)
+    bench = benchmarks.get(benchmark) if isinstance(benchmark, str) else benchmark
+    benchmark = bench.name
+    files = _files(bench, path)
     examples: list[Example] = []
     seen: dict[str, Path] = {}
     for f in files:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from ..examples import Example, prompt_text
-from .base import WHOLE, Unit, WholeValue
+from .base import Unit
 
 _MARKDOWN = re.compile(r"^\s{0,3}#{1,6}\s|^\s*(?:[-*+]|\d+\.)\s|\*\*|__|`|^\s*\|", re.MULTILINE)
 
@@ -21,7 +21,7 @@ def markdown_weight(text: str) -> float:
     return float(len(_MARKDOWN.findall(text)))
 
 
-class BaselineModel(WholeValue):
+class BaselineModel:
     pairwise = False
 
     def __init__(self, name: str, seed: int = 0) -> None:
@@ -45,8 +45,11 @@ class BaselineModel(WholeValue):
         digest = hashlib.sha256(f"{self.seed}\0{prompt}\0{response}".encode()).digest()
         return int.from_bytes(digest[:8], "big") / 2.0**64
 
-    async def score(self, ex: Example, units: list[Unit], parts: tuple[str, ...] = WHOLE) -> list[Any]:
+    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         return [self._one(*u.payload) for u in units]
+
+    def merge(self, values: list[Any]) -> list[Any]:
+        return values
 
     def reduce(self, value: Any) -> float:
         return float(value)

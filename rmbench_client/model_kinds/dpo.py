@@ -47,17 +47,16 @@ def response_start(prompt_ids: list[int], full_ids: list[int]) -> tuple[int, boo
     return common, True
 
 
-POLICY_FIELDS = ("tokens", "policy_sum", "policy_sumsq", "merged")  # a value's policy part; the rest: reference
-
-
-def summarize(policy: list[float] | None, reference: list[float] | None) -> dict[str, Any]:
-    """What the four DPO rewards need of a sequence's response-token log-probs (of either model, or both)."""
-    if policy is not None and reference is not None and len(reference) != len(policy):
+def summarize(policy: list[float], reference: list[float] | None) -> dict[str, Any]:
+    """What the four DPO rewards need of a sequence's response-token log-probs."""
+    if reference is not None and len(reference) != len(policy):
         raise DataError("policy and reference log-probs cover different tokens")
-    value: dict[str, Any] = {}
-    if policy is not None:
-        values = np.asarray(policy, dtype=np.float64)  # numpy's pairwise sums: exact to ~1e-12 here, and fast
-        value |= {"tokens": len(values), "policy_sum": float(values.sum()), "policy_sumsq": float(values @ values)}
+    values = np.asarray(policy, dtype=np.float64)  # numpy's pairwise sums: exact to ~1e-12 here, and fast
+    value: dict[str, Any] = {
+        "tokens": len(values),
+        "policy_sum": float(values.sum()),
+        "policy_sumsq": float(values @ values),
+    }
     if reference is not None:
         value["reference_sum"] = float(np.asarray(reference, dtype=np.float64).sum())
     return value
@@ -116,25 +115,6 @@ class DpoModel:
     @property
     def identity(self) -> dict[str, Any]:
         return self._identity
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        """Each role's numbers are stored apart: a reference-free mode reuses the policy's from a ratio run."""
-        return ("policy", "reference") if self.reference is not None else ("policy",)
-
-    def part_identity(self, identity: dict[str, Any], part: str) -> dict[str, Any]:
-        """A role's log-probs depend on its model (epoch), its path, and how conversations become tokens."""
-        shared = {k: v for k, v in identity.items() if k not in ("with_reference", "models", "logprobs_path")}
-        path = identity.get("logprobs_path", {}).get(part)
-        return shared | {"role": part, "model": identity["models"][part]["epoch"], "logprobs_path": path}
-
-    def split(self, value: dict[str, Any]) -> dict[str, Any]:
-        policy = {k: v for k, v in value.items() if k in POLICY_FIELDS}
-        reference = {k: v for k, v in value.items() if k not in POLICY_FIELDS}
-        return {"policy": policy, "reference": reference}
-
-    def join(self, parts: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for part in parts.values() for k, v in part.items()}
 
     @property
     def warnings(self) -> list[str]:
@@ -241,44 +221,91 @@ class DpoModel:
         return self.backend
 
     def units(self, ex: Example) -> list[Unit]:
+        """A policy unit per response, then (for `ratio`) a reference unit per response: each role's log-probs are
+        stored under that role's key, so another DPO mode reuses the roles it shares."""
         convs = [ex.conversation(text) for _, _, text in ex.responses()]
+        sent: list[tuple[str, Any]]
         if self.template is not None:
-            return [Unit(t, t) for t in (self._render(c, False) for c in convs)]
-        return [Unit(json.dumps(c, ensure_ascii=False), c) for c in convs]
+            sent = [(t, t) for t in (self._render(c, False) for c in convs)]
+        else:
+            sent = [(json.dumps(c, ensure_ascii=False), c) for c in convs]
+        return [Unit(m, (i, payload), pool.role) for pool in self._pools() for i, (m, payload) in enumerate(sent)]
 
-    async def score(
-        self, ex: Example, units: list[Unit], parts: tuple[str, ...] = ("policy", "reference")
-    ) -> list[Any]:
-        """The units' values with the `parts` (roles) asked for; the tokens always come from the policy's server."""
+    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
+        """Tokenize the responses the units need (by the policy server), then the wanted roles' log-probs."""
+        payloads = {u.payload[0]: u.payload[1] for u in units}
+        need = sorted(payloads)  # response indices
+        wanted = {role: [i for i in need if any(u.role == role and u.payload[0] == i for u in units)]
+                  for role in ("policy", "reference")}  # fmt: skip
+        fulls: dict[int, list[int]] = {}
+        logprobs: dict[str, dict[int, list[float]]] = {"policy": {}, "reference": {}}
         if self.template is not None and self.generate.get("policy"):
-            # ids first (one request), then policy and reference at once, one request per sequence each
-            texts = [self._render(conversation(ex.prompt), True), *(u.payload for u in units)]
+            texts = [self._render(conversation(ex.prompt), True), *(payloads[i] for i in need)]
             vllm = self._vllm()
-            prompt_ids, *fulls = await self.policy.call(lambda ep: vllm.render_ids(ep, texts))
-            policy, reference = await asyncio.gather(
-                self._policy(fulls, texts[1:], parts), self._reference(fulls, texts[1:], parts)
-            )
+            prompt_ids, *ids = await self.policy.call(lambda ep: vllm.render_ids(ep, texts))
+            fulls = dict(zip(need, ids, strict=True))
         elif self.template is not None:
             prompt_text = self._render(conversation(ex.prompt), True)
-            texts = [u.payload for u in units]
-            prompt_ids, (fulls, policy) = await asyncio.gather(
-                self.policy.call(lambda ep: self.backend.tokenize_as_scored(ep, prompt_text)), self._logprobs(texts)
+            own = [i for i in need if i not in wanted["policy"]]  # ids without the policy's log-probs
+            texts = [payloads[i] for i in wanted["policy"]]
+            prompt_ids, *others = await asyncio.gather(
+                self.policy.call(lambda ep: self.backend.tokenize_as_scored(ep, prompt_text)),
+                *(self.policy.call(partial(self.backend.tokenize_as_scored, text=payloads[i])) for i in own),
             )
-            reference = await self._reference(fulls, texts, parts)  # policy log-probs came with the tokens
+            ids, policy = await self._logprobs(texts) if texts else ([], [])
+            fulls = dict(zip(wanted["policy"], ids, strict=True)) | dict(zip(own, others, strict=True))
+            logprobs["policy"] = dict(zip(wanted["policy"], policy, strict=True))
         else:
             vllm = self._vllm()
-            prompt_ids, *fulls = await asyncio.gather(
+            prompt_ids, *ids = await asyncio.gather(
                 self.policy.call(lambda ep: vllm.tokenize(ep, conversation(ex.prompt), add_generation_prompt=True)),
                 *(
-                    self.policy.call(partial(vllm.tokenize, messages=u.payload, add_generation_prompt=False))
-                    for u in units
+                    self.policy.call(partial(vllm.tokenize, messages=payloads[i], add_generation_prompt=False))
+                    for i in need
                 ),
             )
-            blank = [""] * len(fulls)
-            policy, reference = await asyncio.gather(
-                self._policy(fulls, blank, parts), self._reference(fulls, blank, parts)
+            fulls = dict(zip(need, ids, strict=True))
+        missing = [p for p in self._pools() if wanted[p.role] and not logprobs[p.role]]
+        found = await asyncio.gather(
+            *(
+                self._ids_logprobs(
+                    pool,
+                    [fulls[i] for i in wanted[pool.role]],
+                    [payloads[i] if self.template is not None else "" for i in wanted[pool.role]],
+                )
+                for pool in missing
             )
-        return self._values(prompt_ids, fulls, policy, reference)
+        )
+        for pool, lps in zip(missing, found, strict=True):
+            logprobs[pool.role] = dict(zip(wanted[pool.role], lps, strict=True))
+        return [self._value(u.role or "policy", prompt_ids, fulls[u.payload[0]], logprobs, u.payload[0]) for u in units]
+
+    def _value(
+        self, role: str, prompt_ids: list[int], full: list[int], logprobs: dict[str, dict[int, list[float]]], i: int
+    ) -> dict[str, Any]:
+        """A sequence's stored value for one role: what the DPO rewards need of its response-token log-probs."""
+        start, merged = response_start(prompt_ids, full)
+        if merged:
+            log.info("prompt/response tokens merged at the boundary; response starts at token %d", start)
+        lo = max(start, 1) - 1  # log-prob lists start at token 1: the first token has none
+        values = logprobs[role][i][lo:]
+        if role == "policy":
+            value = summarize(values, None)
+        else:
+            value = {"tokens": len(values), "reference_sum": float(np.asarray(values, dtype=np.float64).sum())}
+        return value | {"merged": True} if merged else value
+
+    def merge(self, values: list[Any]) -> list[Any]:
+        """A response's value from its policy value and, for `ratio`, its reference value."""
+        if self.reference is None:
+            return values
+        n = len(values) // 2
+        out = []
+        for policy, reference in zip(values[:n], values[n:], strict=True):
+            if policy["tokens"] != reference["tokens"]:
+                raise DataError("policy and reference log-probs cover different tokens")
+            out.append(policy | {"reference_sum": reference["reference_sum"]})
+        return out
 
     def _chunks(self, n: int) -> list[slice]:
         size = self.backend.max_batch or n
@@ -293,38 +320,6 @@ class DpoModel:
             )
         )
         return [i for ids, _ in parts for i in ids], [lp for _, lps in parts for lp in lps]
-
-    async def _policy(self, ids: list[list[int]], texts: list[str], parts: tuple[str, ...]) -> list[list[float]] | None:
-        if "policy" not in parts:
-            return None
-        return await self._ids_logprobs(self.policy, ids, texts)
-
-    async def _reference(
-        self, ids: list[list[int]], texts: list[str], parts: tuple[str, ...]
-    ) -> list[list[float]] | None:
-        if self.reference is None or "reference" not in parts:
-            return None
-        return await self._ids_logprobs(self.reference, ids, texts)
-
-    def _values(
-        self,
-        prompt_ids: list[int],
-        fulls: list[list[int]],
-        policy: list[list[float]] | None,
-        reference: list[list[float]] | None,
-    ) -> list[Any]:
-        """The stored value of each sequence: what the DPO rewards need of its response-token log-probs."""
-        out = []
-        for i, full in enumerate(fulls):
-            start, merged = response_start(prompt_ids, full)
-            if merged:
-                log.info("prompt/response tokens merged at the boundary; response starts at token %d", start)
-            lo = max(start, 1) - 1  # log-prob lists start at token 1: the first token has none
-            value = summarize(
-                policy[i][lo:] if policy is not None else None, reference[i][lo:] if reference is not None else None
-            )
-            out.append(value | {"merged": True} if merged and policy is not None else value)
-        return out
 
     def reduce(self, value: Any) -> float:
         self.merges += bool(value.get("merged"))  # counted here, so a resumed run reports stored merges too

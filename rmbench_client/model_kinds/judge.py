@@ -27,7 +27,7 @@ from ..errors import EndpointError, RetryableError, SampleError
 from ..examples import Example, prompt_text
 from ..retry import retry_after_seconds
 from ..scoring.rewardbench2 import UNPARSED
-from .base import WHOLE, Unit, WholeValue
+from .base import Unit
 
 SYSTEM = (
     "You are a careful, impartial evaluator. You will see a user's question and two answers written by AI "
@@ -97,7 +97,7 @@ async def ask(ep: Endpoint, messages: list[dict[str, str]], options: JudgeOption
     return response.choices[0].message.content if response.choices else None
 
 
-class JudgeModel(WholeValue):
+class JudgeModel:
     def __init__(
         self,
         pool: EndpointPool,
@@ -153,7 +153,7 @@ class JudgeModel(WholeValue):
             return [Unit(json.dumps([text, c, r], ensure_ascii=False), (c, r)) for c, r in pairs]
         return [Unit(json.dumps([text, r], ensure_ascii=False), r) for _, _, r in ex.responses()]
 
-    async def score(self, ex: Example, units: list[Unit], parts: tuple[str, ...] = WHOLE) -> list[Any]:
+    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         text = prompt_text(ex.prompt)
         if self.pairwise:
             return list(await asyncio.gather(*(self._pair(text, *u.payload) for u in units)))
@@ -183,6 +183,9 @@ class JudgeModel(WholeValue):
     async def _rate(self, prompt: str, response: str) -> dict[str, Any]:
         answer = await self._answer([{"role": "user", "content": RATING.format(prompt=prompt, response=response)}])
         return {"rating": parse_rating(answer), "answer": answer}
+
+    def merge(self, values: list[Any]) -> list[Any]:
+        return values
 
     def reduce(self, value: Any) -> float:
         if not self.pairwise:

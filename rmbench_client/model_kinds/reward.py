@@ -22,7 +22,7 @@ from ..config import RewardOptions, RoleConfig
 from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, EndpointError
 from ..examples import Example, conversation
-from .base import WHOLE, Unit, WholeValue
+from .base import Unit
 from .startup import doubled_first_token, template_agrees
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ FINGERPRINT_PROBES: list[Messages] = [
 ]
 
 
-class RewardModel(WholeValue):
+class RewardModel:
     pairwise = False
 
     def __init__(
@@ -129,7 +129,7 @@ class RewardModel(WholeValue):
             return [Unit(p, p) for p in payloads]
         return [Unit(json.dumps(p, ensure_ascii=False), p) for p in payloads]
 
-    async def score(self, ex: Example, units: list[Unit], parts: tuple[str, ...] = WHOLE) -> list[Any]:
+    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         return await self._score_payloads([u.payload for u in units])
 
     async def _score_payloads(self, payloads: list[Any]) -> list[list[float]]:
@@ -156,6 +156,9 @@ class RewardModel(WholeValue):
         if self._vllm is None:
             raise ConfigError(f"backend {self.kind} applies no chat template: set reward.template to a Jinja file")
         return self._vllm
+
+    def merge(self, values: list[Any]) -> list[Any]:
+        return values
 
     def reduce(self, value: Any) -> float:
         outputs = [float(v) for v in value]

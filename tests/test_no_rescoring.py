@@ -1,0 +1,104 @@
+"""No needless rescoring, against real vLLM CPU servers: the same weights restarted with another max_model_len keep
+their stored scores (a model's epoch is its fingerprint), and another DPO mode reuses the policy's stored
+log-probs (DPO values are stored per role)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, CpuServers, port, with_ports
+from helpers_cli import cli, stored
+from helpers_data import require_rmbench
+from proxy import FaultProxy, Faults
+
+from rmbench_client.config import RunConfig
+from rmbench_client.launcher import start_servers, stop_servers
+
+pytestmark = pytest.mark.server
+LOGPROB_PATHS = ("/inference/v1/generate", "/v1/completions")
+
+
+def small_data(tmp_path: Path, n: int) -> Path:
+    records = json.loads((require_rmbench() / "chat_filtered.json").read_text())
+    data = tmp_path / "chat_filtered.json"
+    data.write_text(json.dumps(records[:n]))
+    return data
+
+
+def run_json(config: Path, out: Path, *extra: str) -> dict:
+    proc = cli("run", "--config", str(config), "--out", str(out), "--json", "--no-progress", *extra)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return dict(json.loads(proc.stdout))
+
+
+def test_a_restart_with_another_max_model_len_sends_nothing(cpu_servers: CpuServers, tmp_path: Path) -> None:
+    base = with_ports(cpu_servers.config, {"reward": port(61)})
+    role = base.roles["reward"]
+    assert role.serve is not None
+
+    def config_with(max_model_len: int) -> tuple[RunConfig, Path]:
+        serve = role.serve.replace(max_model_len=max_model_len)  # type: ignore[union-attr]
+        cfg = base.replace(roles={"reward": role.replace(serve=serve)})
+        run_cfg = RunConfig.from_data(cfg.to_data() | {"data": str(small_data(tmp_path, 4))})
+        path = tmp_path / f"c{max_model_len}.yaml"
+        path.write_text(yaml.safe_dump(run_cfg.to_data(exclude_none=True)))
+        return cfg, path
+
+    state, out = tmp_path / "state", tmp_path / "run"
+    cfg, config = config_with(4096)
+    start_servers(cfg, repo_root=REPO, state_dir=state)
+    try:
+        before = run_json(config, out)
+    finally:
+        stop_servers(state)
+    n = stored(out)
+    cfg, config = config_with(2048)
+    start_servers(cfg, repo_root=REPO, state_dir=state)
+    try:
+        dry = cli("run", "--config", str(config), "--out", str(out), "--dry-run", "--json")
+        assert dry.returncode == 0, dry.stderr[-2000:]
+        after = run_json(config, out)
+    finally:
+        stop_servers(state)
+    plan = json.loads(dry.stdout)
+    assert plan["to_send"] == 0 and plan["stored_prompts"] == plan["prompts"] == 4
+    served = after["identity"]["models"]["reward"]["served"]
+    assert served["max_model_len"] == 2048 != before["identity"]["models"]["reward"]["served"]["max_model_len"]
+    assert after["identity"]["models"]["reward"]["epoch"] == before["identity"]["models"]["reward"]["epoch"]
+    assert stored(out) == n and after["domains"] == before["domains"]
+
+
+def test_dpo_ratio_then_avg_sends_no_policy_log_prob_request(cpu_servers: CpuServers, tmp_path: Path) -> None:
+    data = small_data(tmp_path, 3)
+    with FaultProxy(cpu_servers.urls["policy"], faults=Faults()) as proxy:
+        roles = {
+            "policy": {"served_model": "tiny-policy", "endpoints": [proxy.url]},
+            "reference": {"served_model": "tiny-reference", "endpoints": [cpu_servers.urls["reference"]]},
+        }
+
+        def config(mode: str) -> Path:
+            path = tmp_path / f"{mode}.yaml"
+            cfg = {"model": "tiny-dpo", "type": "dpo", "data": str(data), "roles": roles, "dpo": {"reward": mode}}
+            path.write_text(yaml.safe_dump(cfg))
+            return path
+
+        def logprob_requests() -> int:
+            return sum(proxy.counts[p] for p in LOGPROB_PATHS)
+
+        out = tmp_path / "run"
+        counts = [logprob_requests()]
+        for mode in ("ratio", "ratio", "avg"):  # a scoring run, a rerun with everything stored, another mode
+            run_json(config(mode), out)
+            counts.append(logprob_requests())
+        n = stored(out)
+        dry = cli("run", "--config", str(config("sum")), "--out", str(out), "--dry-run", "--json")
+        fresh = run_json(config("avg"), tmp_path / "fresh")
+    first, rerun, avg = (b - a for a, b in zip(counts, counts[1:], strict=False))
+    assert first >= 3 * 6  # at least one log-prob request per sequence (six a prompt)
+    assert avg == rerun  # the start-up fingerprint only, as a run with everything stored: no sequence sent
+    assert n == 2 * json.loads(dry.stdout)["stored_units"]  # a policy and a reference value per sequence
+    assert json.loads(dry.stdout)["to_send"] == 0
+    assert json.loads((out / "summary.json").read_text())["overall"] == fresh["overall"]  # the reused values exact
