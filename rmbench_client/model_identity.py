@@ -17,7 +17,7 @@ from . import constants as C
 from .backends.base import Endpoint
 from .backends.tei import tei_info
 from .backends.tgi import tgi_info
-from .backends.vllm import served_models
+from .backends.vllm import served_models, server_version
 from .errors import ConfigError, EndpointError, RetryableError
 from .retry import retry_delay
 
@@ -35,7 +35,8 @@ async def served_identity(ep: Endpoint, backend: str) -> dict[str, Any]:
     cards = (await served_models(ep)).data
     for card in cards:
         if card.id == ep.model:
-            return {"id": card.id, "root": card.root, "max_model_len": card.max_model_len}
+            version = await server_version(ep)
+            return {"id": card.id, "root": card.root, "max_model_len": card.max_model_len, "version": version}
     served = ", ".join(card.id for card in cards) or "nothing"
     raise ConfigError(f"endpoint {ep.url} does not serve model {ep.model!r} (it serves {served})")
 
@@ -67,8 +68,8 @@ async def preflight(role: str, endpoints: list[Endpoint], backend: str) -> dict[
         if isinstance(problem, str):
             log.warning("%s endpoint %s not reachable yet (%s); it joins when it answers", role, ep, problem)
     first_ep, first = identities[0]
-    for ep, other in identities[1:]:
-        if other != first:
+    for ep, other in identities[1:]:  # servers of one model on different vLLM releases are the same model
+        if {k: v for k, v in other.items() if k != "version"} != {k: v for k, v in first.items() if k != "version"}:
             raise ConfigError(f"the {role} endpoints serve different models: {first_ep.url} {first}, {ep.url} {other}")
     return first
 
