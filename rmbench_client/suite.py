@@ -26,6 +26,7 @@ from .run_directory import write_atomic
 
 SUITE_JSON = "suite.json"
 SUITE_MD = "suite.md"
+SCORED = ("complete", "partial")  # the statuses of a benchmark that has a run to compare or report
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,30 @@ def read_suite(directory: Path) -> dict[str, Any]:
 
 def is_suite(path: Path) -> bool:
     return (path / SUITE_JSON).is_file()
+
+
+def suite_dirs(paths: Sequence[str]) -> list[Path] | None:
+    """The paths as suite directories when they are (None when none is); DataError when some are and some not."""
+    found = [is_suite(Path(p)) for p in paths]
+    if not any(found):
+        return None
+    if not all(found):
+        others = ", ".join(p for p, f in zip(paths, found, strict=True) if not f)
+        raise DataError(f"{others}: not a suite directory (no {SUITE_JSON}); give only suites, or only runs")
+    return [Path(p) for p in paths]
+
+
+def per_benchmark(suites: Sequence[Path]) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """The suites' tables, and per benchmark the run directories of the suites that scored it (of two or more
+    suites, those two or more scored)."""
+    tables = [read_suite(d) for d in suites]
+    names = list(dict.fromkeys(n for t in tables for n in t["benchmarks"]))
+    runs = {}
+    for name in names:
+        found = [str(Path(t["dir"]) / name) for t in tables if t["results"].get(name, {}).get("status") in SCORED]
+        if found and len(found) >= min(2, len(tables)):
+            runs[name] = found
+    return tables, runs
 
 
 def _percent(value: float | None) -> str:
