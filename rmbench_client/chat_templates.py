@@ -214,8 +214,14 @@ def _model_tokenizer_config(role: RoleConfig) -> Path | None:
         return None
     try:
         from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import EntryNotFoundError
 
-        return Path(hf_hub_download(path, "tokenizer_config.json"))
+        config = Path(hf_hub_download(path, "tokenizer_config.json"))
+        try:  # newer repos keep the template in chat_template.jinja, which transformers prefers: fetched beside
+            hf_hub_download(path, "chat_template.jinja")
+        except EntryNotFoundError:
+            pass
+        return config
     except Exception as exc:  # offline, gated, no such repo: the server's template serves instead
         log.info("no client-side chat template for %s (%s); the server applies it", path, exc)
         return None

@@ -148,6 +148,7 @@ JUDGE_MAX_TOKENS = 1024
 
 # --- outputs ----------------------------------------------------------------------------------------------------
 RUNS_DIR = "runs"
+PROMPT_HASH_CHARS = 16  # hex digits of a prompt's content hash in summary.json (64 bits: no collision in practice)
 SAMPLES_FILE = "samples.jsonl"
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.yaml"

@@ -12,6 +12,7 @@ from typing import Any
 
 from .benchmarks import Benchmark
 from .config import RunConfig
+from .data_hashes import file_sha256, prompt_hashes
 from .datasets import Dataset
 from .examples import Example
 
@@ -57,7 +58,12 @@ def finish_summary(summary: dict[str, Any], facts: RunFacts, scored: int) -> dic
         "failed": len(facts.failures),
         "limit": cfg.limit,
         "missing_groups": facts.dataset.missing,
-        "data": {"sources": [str(p.resolve()) for p in facts.dataset.sources], "fields": dict(cfg.data_fields)},
+        "data": {
+            "sources": [str(p.resolve()) for p in facts.dataset.sources],
+            "fields": dict(cfg.data_fields),
+            "sha256": {str(p.resolve()): file_sha256(p) for p in facts.dataset.sources},
+            "prompt_sha256": prompt_hashes(facts.examples),
+        },
         "identity": facts.identity,
         "seed": cfg.seed,
     }

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # torch and transformers take seconds to import; the "already built" path must not wait
+    from tokenizers import Tokenizer
     from transformers import LlamaConfig, PreTrainedTokenizerFast
 
 # Training threads can change the order merges are found in; one thread keeps rebuilds byte-identical.
@@ -61,19 +62,17 @@ SIZES = {
 }  # fmt: skip
 
 
-def train_tokenizer() -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer that adds BOS to plain text, as Llama's does."""
+def train_bpe(special: list[str]) -> Tokenizer:
+    """A byte-level BPE of VOCAB_SIZE tokens with `special` first, trained on CPython's `pydoc_data/topics.py`."""
     import pydoc_data.topics
 
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     text = Path(pydoc_data.topics.__file__).read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if line.strip()]
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    special = [BOS, EOS, PAD, *ROLE_TOKENS]
     trainer = trainers.BpeTrainer(
         vocab_size=VOCAB_SIZE,
         special_tokens=special,
@@ -81,6 +80,15 @@ def train_tokenizer() -> PreTrainedTokenizerFast:
         show_progress=False,
     )
     tok.train_from_iterator(lines, trainer=trainer)
+    return tok
+
+
+def train_tokenizer() -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer that adds BOS to plain text, as Llama's does."""
+    from tokenizers import processors
+    from transformers import PreTrainedTokenizerFast
+
+    tok = train_bpe([BOS, EOS, PAD, *ROLE_TOKENS])
     bos_id = tok.token_to_id(BOS)
     tok.post_processor = processors.TemplateProcessing(
         single=f"{BOS} $A", pair=f"{BOS} $A {BOS} $B", special_tokens=[(BOS, bos_id)]

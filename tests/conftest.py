@@ -100,10 +100,15 @@ def reference_scores() -> ReferenceScores:
     return run
 
 
-def transformers_reference(models_dir: Path, pairs: list[list[Any]]) -> dict[str, Any]:
+def transformers_reference(
+    models_dir: Path, pairs: list[list[Any]], dirs: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Rewards and response-token log-probs of (prompt, response) pairs computed in-process by transformers
-    (tests/transformers_reference.py in .venv-server), from the models' own chat template."""
-    request = {f"{role}_dir": str(models_dir / role) for role in ("reward", "policy", "reference")}
+    (tests/transformers_reference.py in .venv-server), from the models' own chat template. Each role's model is
+    models_dir/<role>, or models_dir/<dirs[role]>."""
+    request = {
+        f"{role}_dir": str(models_dir / (dirs or {}).get(role, role)) for role in ("reward", "policy", "reference")
+    }
     proc = subprocess.run(
         [str(SERVER_PYTHON), str(REPO / "tests" / "transformers_reference.py")],
         input=json.dumps({**request, "pairs": pairs}),

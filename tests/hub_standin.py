@@ -1,6 +1,7 @@
 """A stand-in for the Hugging Face hub on loopback: it answers the calls huggingface_hub's `snapshot_download` and
-`hf_hub_download` make for a dataset repository (repo info, tree listing, file metadata and download), serving
-files the test hands it. Point `HF_ENDPOINT` at `url`. Every request is recorded."""
+`hf_hub_download` make for a dataset repository (repo info, tree listing, file metadata and download) and
+`hf_hub_download`'s for a model repository's file, serving files the test hands it. Point `HF_ENDPOINT` at `url`.
+Every request is recorded."""
 
 from __future__ import annotations
 
@@ -66,8 +67,11 @@ def _handler(hub: Hub) -> type[BaseHTTPRequestHandler]:
                         for name, data in files.items()
                     ]
                     return self._json(entries)
-            if parts[:1] == ["datasets"] and len(parts) >= 6 and parts[3] == "resolve":
-                repo, name = "/".join(parts[1:3]), "/".join(parts[5:])
+            # a file: datasets/<owner>/<name>/resolve/<rev>/<path>, or <owner>/<name>/resolve/... of a model
+            model_file = len(parts) >= 5 and parts[2] == "resolve" and parts[0] != "datasets"
+            if model_file or (parts[:1] == ["datasets"] and len(parts) >= 6 and parts[3] == "resolve"):
+                head = 0 if model_file else 1
+                repo, name = "/".join(parts[head : head + 2]), "/".join(parts[head + 4 :])
                 data = hub.repos.get(repo, {}).get(name)
                 if data is None:
                     return self._send(404, b"", {"X-Error-Code": "EntryNotFound"})

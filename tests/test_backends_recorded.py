@@ -279,3 +279,100 @@ def test_sglang_template_without_literal_bos_is_sent_as_rendered():
     server = Server({"/tokenize": [SGL["tokenize_one_bos"]], "/classify": [SGL["classify"]]})
     model = checked_reward_model(server, "sglang", plain_template)
     assert model.strip == "" and model.warnings == []
+
+
+# --- the model families' own templates (servers/templates/) on TEI, SGLang and TGI --------------------------------
+
+
+def family_table() -> dict[str, Any]:
+    """servers/build_families.py's FAMILIES: each family's template and special tokens."""
+    import importlib
+    import sys
+
+    servers = str(Path(__file__).resolve().parents[1] / "servers")
+    sys.path.insert(0, servers)
+    try:
+        module = importlib.import_module("build_families")
+    finally:
+        sys.path.remove(servers)
+    return dict(module.FAMILIES)
+
+
+FAMILIES = family_table()
+
+
+def family_template(name: str) -> ChatTemplate:
+    family = FAMILIES[name]
+    path = Path(__file__).resolve().parents[1] / "servers" / "templates" / f"{family.template}.jinja"
+    tokens = {"bos_token": family.bos, "eos_token": family.eos, "pad_token": family.pad, "unk_token": family.unk}
+    return ChatTemplate(str(path), path.read_text(encoding="utf-8"), {k: v for k, v in tokens.items() if v})
+
+
+class FamilyTokenizer:
+    """A stand-in for the family's tokenizer as TEI, SGLang and TGI run it (special tokens added): its special
+    tokens are one id each, any other character one id; BOS first where the family adds one."""
+
+    def __init__(self, name: str) -> None:
+        self.family = FAMILIES[name]
+        self.special = {tok: i for i, tok in enumerate(self.family.special)}
+
+    def tokens(self, text: str) -> list[tuple[int, str, int | None]]:
+        """(id, text, start offset; None for an added token)."""
+        out: list[tuple[int, str, int | None]] = []
+        if self.family.bos is not None:
+            out.append((self.special[self.family.bos], self.family.bos, None))
+        i = 0
+        while i < len(text):
+            tok = next((t for t in self.special if text.startswith(t, i)), None)
+            piece = tok or text[i]
+            out.append((self.special[tok] if tok else 1000 + ord(piece), piece, i))
+            i += len(piece)
+        return out
+
+    def tei(self, payload: dict[str, Any]) -> dict[str, Any]:
+        toks = self.tokens(payload["inputs"])
+        body = [{"id": i, "text": t, "special": s is None, "start": s, "stop": s} for i, t, s in toks]
+        return {"status": 200, "body": [body]}
+
+    def sglang(self, payload: dict[str, Any]) -> dict[str, Any]:
+        ids = [i for i, _, _ in self.tokens(payload["prompt"])]
+        return {"status": 200, "body": {"tokens": ids, "count": len(ids), "max_model_len": 4096}}
+
+    def tgi(self, text: str) -> list[Any]:
+        from rmbench_client.backends.tgi import TgiToken
+
+        # TGI gives an added token start == stop; a literal one its span in the text
+        return [TgiToken(id=i, text=t, start=s or 0, stop=(s or 0) + (0 if s is None else len(t))) for i, t, s in
+                self.tokens(text)]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", ["tei", "sglang"])
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_family_templates_reach_tei_and_sglang_with_one_bos(name, backend):
+    """Each family's own template on a server that adds special tokens itself: a family's BOS written by the
+    template is removed after the start-up check, so it arrives once; a family without BOS gets none."""
+    tokenizer = FamilyTokenizer(name)
+    template = family_template(name)
+    tokenize = tokenizer.tei if backend == "tei" else tokenizer.sglang
+    scoring = {"/predict": [TEI["predict_batch"]]} if backend == "tei" else {"/classify": [SGL["classify"]]}
+    server = Server({"/tokenize": [tokenize, tokenize], **scoring})
+    model = checked_reward_model(server, backend, template)
+    bos = FAMILIES[name].bos
+    assert model.warnings == [] and model.strip == (bos or "")
+    (sent,) = model._payloads([CONV])
+    assert sent == template.render(CONV, False).removeprefix(bos or "")
+    ids = [i for i, _, _ in tokenizer.tokens(sent)]
+    if bos is None:
+        assert sent.startswith("<|im_start|>")  # ChatML: nothing before the first turn
+    else:
+        assert ids.count(tokenizer.special[bos]) == 1 and ids[0] == tokenizer.special[bos]
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_family_templates_on_tgi_strip_the_bos_tgi_adds(name):
+    tokenizer = FamilyTokenizer(name)
+    text = family_template(name).render(CONV, False)
+    bos = FAMILIES[name].bos
+    assert added_bos_text(tokenizer.tgi(text), text) == (bos or "")
+    stripped = text.removeprefix(bos or "")
+    assert added_bos_text(tokenizer.tgi(stripped), stripped) == ""

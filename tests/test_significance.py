@@ -218,8 +218,8 @@ def test_permutation_swaps_are_paired():
 
 def test_chart_bars_carry_intervals_and_significance_marks(three_runs):
     runs = load_runs(three_runs)
-    scores, why_not = differences.load_samples(three_runs, RM)
-    assert why_not is None and scores is not None
+    scores, why_not = differences.load_samples(runs, three_runs)
+    assert scores is not None and len(why_not) == 1 and "no data hashes" in why_not[0]  # hand-written summaries
     groups, bars = chart_bars(runs, differences.differences(runs, scores))
     assert groups == ["easy", "normal", "hard", "avg"]
     weak, strong, same = bars

@@ -175,3 +175,30 @@ def test_named_templates_and_chat_template_file(tmp_path):
     assert load_template(str(tmp_path / "tokenizer_config.json")).render(MESSAGES, False) == "D"
     (tmp_path / "chat_template.jinja").write_text("J{{ messages | length }}")
     assert load_template(str(tmp_path / "tokenizer_config.json")).render(MESSAGES, False) == "J2"
+
+
+def test_auto_from_the_hub_prefers_chat_template_jinja(tmp_path):
+    """A hub model whose template is in chat_template.jinja (as transformers now saves it): `auto` renders that one,
+    as transformers loading the repository would; a repository without it gives the config's."""
+    import os
+    import subprocess
+    import sys
+
+    from hub_standin import serve_hub
+
+    config = json.dumps({"chat_template": "old", "bos_token": "<s>"}).encode()
+    repos = {"org/new": {"tokenizer_config.json": config, "chat_template.jinja": b"new {{ bos_token }}"},
+             "org/old": {"tokenizer_config.json": config}}  # fmt: skip
+    script = (
+        "from rmbench_client.chat_templates import resolve_template\n"
+        "from rmbench_client.config import RoleConfig\n"
+        "for repo in ('org/new', 'org/old'):\n"
+        "    role = RoleConfig.from_data({'served_model': 'm', 'endpoints': ['http://127.0.0.1:1'],"
+        " 'serve': {'path': repo}})\n"
+        "    print(resolve_template('auto', role).render([], False))\n"
+    )
+    with serve_hub(repos) as hub:
+        env = os.environ | {"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+        proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["new <s>", "old"]

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import benchmarks
 from .. import constants as C
 
 if TYPE_CHECKING:
@@ -42,9 +41,9 @@ def _compare_runs(args: argparse.Namespace, console: Console) -> int:
     from ..report.compare import bar_chart, load_runs, notes, render
 
     runs = load_runs(args.paths)
-    diffs, why_not = None, None
+    diffs, why_not = None, list[str]()
     if len(runs) > 1:
-        scores, why_not = differences.load_samples(args.paths, benchmarks.of_summary(runs[0][1], runs[0][0]))
+        scores, why_not = differences.load_samples(runs, args.paths)
         diffs = differences.differences(runs, scores, seed=args.seed) if scores is not None else None
     out = render(runs, args.format, diffs)
     if isinstance(out, Table):
@@ -54,7 +53,7 @@ def _compare_runs(args: argparse.Namespace, console: Console) -> int:
     else:
         sys.stdout.write(out)
     err = Console(stderr=True)
-    for note in [*notes(runs), *([why_not] if why_not else [])]:
+    for note in [*notes(runs), *why_not]:
         err.print(f"note: {note}", markup=False, highlight=False)
     if args.chart:
         err.print(f"chart: {bar_chart(runs, args.chart, diffs)}", markup=False, highlight=False)

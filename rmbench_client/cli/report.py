@@ -27,10 +27,13 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
         _, runs = per_benchmark(suites)
         folder = Path(args.out or ".")
         pages = [(paths, None if len(suites) == 1 else folder / f"report-{name}.html") for name, paths in runs.items()]
+    err = Console(stderr=True)
     for paths, out in pages:
-        path = write_report(paths, out, args.data, args.seed)
+        path, notes = write_report(paths, out, args.data, args.seed)
         size = path.stat().st_size / 1e6
-        Console(stderr=True).print(f"report: {path} ({size:.1f} MB)", markup=False, highlight=False)
+        for note in notes:
+            err.print(f"note: {note}", markup=False, highlight=False)
+        err.print(f"report: {path} ({size:.1f} MB)", markup=False, highlight=False)
     return 0
 
 

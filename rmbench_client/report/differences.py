@@ -13,6 +13,7 @@ from rich.table import Table
 
 from .. import benchmarks
 from .. import constants as C
+from ..data_hashes import same_prompts
 from ..errors import DataError
 from ..examples import PromptScores
 from ..score_files.reader import read_scores
@@ -27,18 +28,34 @@ def samples_file(raw: str | Path) -> Path:
     return (path if path.is_dir() else path.parent) / C.SAMPLES_FILE
 
 
-def load_samples(paths: list[str], bench: benchmarks.Benchmark) -> tuple[list[list[PromptScores]] | None, str | None]:
-    """Each run's per-prompt scores, or None and the reason (a run without its samples.jsonl, or a benchmark whose
-    headline numbers the test cannot recompute)."""
+def load_samples(runs: list[Run], paths: list[str]) -> tuple[list[list[PromptScores]] | None, list[str]]:
+    """Each run's per-prompt scores over the prompts that are the same texts in every run, and notes on what was
+    left out; None when the differences cannot be tested (a run without its samples.jsonl, a benchmark whose
+    headline numbers the test cannot recompute, runs over different data)."""
+    bench = benchmarks.of_summary(runs[0][1], runs[0][0])
     if bench.prompt_values is None or bench.headline_numbers is None:
-        return None, f"{bench.name}: its headline numbers are not means over prompts; differences are not tested"
+        return None, [f"{bench.name}: its headline numbers are not means over prompts; differences are not tested"]
     out = []
     for raw in paths:
         file = samples_file(raw)
         if not file.is_file():
-            return None, f"no {C.SAMPLES_FILE} beside {raw}: differences are not tested for significance"
+            return None, [f"no {C.SAMPLES_FILE} beside {raw}: differences are not tested for significance"]
         out.append(read_scores([file])[1])
-    return out, None
+    return paired_scores(runs, out)
+
+
+def paired_scores(
+    runs: list[Run], scores: list[list[PromptScores]]
+) -> tuple[list[list[PromptScores]] | None, list[str]]:
+    """The runs' scores without the prompts whose texts differ between runs (same id, other content: two files
+    numbered by index), with a note; None and a note when no scored prompt is the same in every run."""
+    ids = set.intersection(*({s.id for s in run} for run in scores))
+    same, notes = same_prompts(runs, ids)
+    if ids and not same:
+        return None, ["the runs scored different data (no prompt has the same content in every run): differences "
+                      "are not tested"]  # fmt: skip
+    differ = ids - same
+    return [[s for s in run if s.id not in differ] for run in scores], notes
 
 
 def differences(runs: list[Run], scores: list[list[PromptScores]], seed: int = C.BOOTSTRAP_SEED) -> dict:

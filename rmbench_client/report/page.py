@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import benchmarks
 from .. import constants as C
+from ..data_hashes import file_sha256, prompt_hash, recorded
 from ..datasets import load_dataset
 from ..errors import DataError
 from ..examples import Example, PromptScores, prompt_text, response_lengths
@@ -71,11 +72,13 @@ def default_out(paths: list[str]) -> Path:
     return Path(C.REPORT_FILE)
 
 
-def write_report(paths: list[str], out: str | Path | None = None, data: str | None = None, seed: int = 0) -> Path:
-    """Build the page of these runs and write it; returns its path."""
+def write_report(
+    paths: list[str], out: str | Path | None = None, data: str | None = None, seed: int = 0
+) -> tuple[Path, list[str]]:
+    """Build the page of these runs and write it; returns its path and the notes on its data files."""
     target = Path(out) if out is not None else default_out(paths)
-    text = render_page(build(paths, data=data, seed=seed))
-    return write_atomic(target, text)
+    data_ = build(paths, data=data, seed=seed)
+    return write_atomic(target, render_page(data_)), data_["notes"]
 
 
 def _width(rec: PromptScores) -> int:
@@ -149,12 +152,35 @@ def _run_data(
 def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) -> dict:
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
     header, rows = compare_rows(runs)
+    paired, _ = differences.paired_scores(runs, scores)  # the texts were checked: every run's are the same
+    assert paired is not None
     return {
         "header": header,
         "rows": rows,
         "intervals": [bench.headline_intervals(s) for _, s in runs],
-        "differences": differences.differences(runs, scores, seed=seed),
+        "differences": differences.differences(runs, paired, seed=seed),
     }
+
+
+def check_texts(runs: list[Run], scores: list[list[PromptScores]], examples: dict, sources: list[str]) -> list[str]:
+    """DataError when a run's scored prompt is not the text it scored (the file changed, or the runs scored
+    different data); notes for data files changed since a run whose scored prompts are unchanged."""
+    notes = []
+    for (name, summary), run in zip(runs, scores, strict=True):
+        hashes = recorded(summary)
+        if hashes is None:
+            notes.append(f"{name}: no data hashes in the summary (an older run); texts are shown unchecked")
+            continue
+        differ = [s.id for s in run if s.id in hashes and prompt_hash(examples[s.id]) != hashes[s.id]]
+        if differ:
+            raise DataError(
+                f"{name}: {len(differ)} scored prompt(s) (first {differ[0]}) differ from {', '.join(sources)}: the "
+                "data changed since the run, or the runs scored different data; pass --data with the file it scored"
+            )
+        for path, digest in summary.get("data", {}).get("sha256", {}).items():
+            if Path(path).is_file() and file_sha256(Path(path)) != digest:
+                notes.append(f"{path} changed since {name} scored it; the prompts it scored are unchanged")
+    return list(dict.fromkeys(notes))
 
 
 def _prompt(ex: Example) -> dict:
@@ -175,6 +201,7 @@ def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
         absent = [s.id for s in run if s.id not in examples]
         if absent:
             raise DataError(f"{name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(sources)}")
+    notes = check_texts(runs, scores, examples, sources)
     shown = {s.id for run in scores for s in run if lost_any(s)}
     order = [ex_id for ex_id in examples if ex_id in shown]  # dataset order
     title = runs[0][0] if len(runs) == 1 else " vs ".join(name for name, _ in runs)
@@ -188,4 +215,5 @@ def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
         "runs": [_run_data(bench, n, s, sc, shown, examples) for (n, s), sc in zip(runs, scores, strict=True)],
         "prompts": [_prompt(examples[ex_id]) for ex_id in order],
         "comparison": _comparison(runs, scores, seed) if len(runs) > 1 else None,
+        "notes": notes,
     }
