@@ -67,6 +67,10 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     table = (longer / "suite.md").read_text()
     assert "| baseline:longer |" in table and "(partial)" in table and "| missing |" in table
     assert json.loads((longer / "suite.json").read_text()) == got
+    proc = cli("status", str(longer), "--json")  # a model's directory: each of its runs
+    assert proc.returncode == 0, proc.stderr
+    found = {r["benchmark"]: r["complete"] for r in json.loads(proc.stdout)["runs"]}
+    assert found == {"pairwise": True, "reward-bench-2": False, "rm-bench": False}
 
     only = suite("--model", "baseline:random", "--data", str(root), "--out", str(rand), "--benchmarks", "pairwise")
     assert only["benchmarks"] == ["pairwise"] and not (rand / "rm-bench").exists()
