@@ -72,6 +72,10 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     found = {r["benchmark"]: r["complete"] for r in json.loads(proc.stdout)["runs"]}
     assert found == {"pairwise": True, "reward-bench-2": False, "rm-bench": False}
 
+    dry = cli("suite", "--model", "baseline:longer", "--data", str(root), "--out", str(longer), "--dry-run", "--json")
+    planned = json.loads(dry.stdout)
+    assert planned["reward-bench"] == {"missing": results["reward-bench"]["why"]}
+    assert planned["pairwise"]["to_send"] == 0 and planned["pairwise"]["stored_prompts"] == len(PAIRS)
     only = suite("--model", "baseline:random", "--data", str(root), "--out", str(rand), "--benchmarks", "pairwise")
     assert only["benchmarks"] == ["pairwise"] and not (rand / "rm-bench").exists()
     suite("--model", "baseline:random", "--data", str(root), "--out", str(rand), "--benchmarks", "rm-bench")
@@ -116,5 +120,8 @@ def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers
     }
     assert all(c["value"] is not None and len(c["ci"]) == 2 for c in first["results"].values())
     counts = {n: stored(out / n) for n in first["benchmarks"]}
+    dry = cli("suite", "--config", str(config), "--data", str(root), "--out", str(out), "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert {n: p["to_send"] for n, p in json.loads(dry.stdout).items()} == dict.fromkeys(counts, 0)
     again = suite("--config", str(config), "--data", str(root), "--out", str(out))
     assert again == first and {n: stored(out / n) for n in first["benchmarks"]} == counts  # nothing scored again

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import benchmarks
 from ..config import RunConfig
+from ..suite import Planned
 from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run
 
 if TYPE_CHECKING:
@@ -31,12 +32,7 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     root = args.data
     base = config(argparse.Namespace(**(vars(args) | {"data": None})))
     if args.dry_run:
-        for p in plan_suite(base, names, root):
-            if p.cfg is None:
-                sys.stdout.write(f"{p.name}: {p.missing}\n")
-            else:
-                dry_run(p.cfg, args.json)
-        return 0
+        return suite_dry_run(plan_suite(base, names, root), args.json)
     ended: dict[str, Any] = {}
 
     def run_one(cfg: RunConfig) -> None:
@@ -60,3 +56,19 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
         return EXIT_INTERRUPTED[ended["signal"]]
     errors = any(c["status"] == "error" for c in suite["results"].values())
     return EXIT_INCOMPLETE if ended.get("incomplete") or errors else 0
+
+
+def suite_dry_run(planned: list[Planned], as_json: bool) -> int:
+    """Each benchmark's `run --dry-run`, or why it is missing; --json: one object keyed by benchmark."""
+    from ..planning import plan
+
+    if as_json:
+        found = {p.name: plan(p.cfg) if p.cfg is not None else {"missing": p.missing} for p in planned}
+        sys.stdout.write(json.dumps(found) + "\n")
+        return 0
+    for p in planned:
+        if p.cfg is None:
+            sys.stdout.write(f"{p.name}: {p.missing}\n")
+        else:
+            dry_run(p.cfg, as_json=False)
+    return 0
