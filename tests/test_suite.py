@@ -125,3 +125,13 @@ def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers
     assert {n: p["to_send"] for n, p in json.loads(dry.stdout).items()} == dict.fromkeys(counts, 0)
     again = suite("--config", str(config), "--data", str(root), "--out", str(out))
     assert again == first and {n: stored(out / n) for n in first["benchmarks"]} == counts  # nothing scored again
+
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"}
+    dead = tmp_path / "dead.yaml"
+    dead.write_text(
+        yaml.safe_dump({"model": "tiny-reward", "roles": {"reward": reward | {"endpoints": ["http://127.0.0.1:9"]}}})
+    )
+    proc = cli("suite", "--config", str(dead), "--data", str(root), "--out", str(out), "--no-progress")
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert proc.returncode == 1 and len(errors) == 1 and "127.0.0.1:9" in errors[0] and "Traceback" not in proc.stderr
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"} == files  # nothing lost
