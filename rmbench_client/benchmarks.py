@@ -18,6 +18,7 @@ from . import constants as C
 from .datasets import pairwise as pairwise_data
 from .datasets import rewardbench as rewardbench_data
 from .datasets import rewardbench2 as rewardbench2_data
+from .datasets import rmb as rmb_data
 from .datasets import rmbench as rmbench_data
 from .errors import ConfigError
 from .examples import Example, PromptScores
@@ -25,10 +26,12 @@ from .report import table
 from .score_files import pairwise as pairwise_files
 from .score_files import rewardbench as rewardbench_files
 from .score_files import rewardbench2 as rewardbench2_files
+from .score_files import rmb as rmb_files
 from .score_files import rmbench as rmbench_files
 from .scoring import pairwise as pairwise_scoring
 from .scoring import rewardbench as rewardbench_scoring
 from .scoring import rewardbench2 as rewardbench2_scoring
+from .scoring import rmb as rmb_scoring
 from .scoring import rmbench as rmbench_scoring
 
 if TYPE_CHECKING:
@@ -165,6 +168,18 @@ def _no_files(
     return []
 
 
+def _rmb_table(summary: dict, title: str) -> Table:
+    from .report.rmb_table import rmb_table
+
+    return rmb_table(summary, title)
+
+
+def _rmb_rows(summary: dict) -> tuple[list[str], list[dict]]:
+    from .report.rmb_table import rmb_rows
+
+    return rmb_rows(summary)
+
+
 def _hub_parquet(repo: str, *splits: str) -> HubSource:
     """A hub dataset's parquet shards of these splits (`data/<split>-00000-of-00001.parquet`)."""
     return HubSource(repo, tuple(f"data/{split}-*.parquet" for split in splits))
@@ -256,6 +271,25 @@ REGISTRY: dict[str, Benchmark] = {
             headline_numbers=pairwise_scoring.headline_numbers,
             headline_intervals=pairwise_scoring.headline_intervals,
             summary_rows=table.pairwise_rows,
+        ),
+        Benchmark(
+            name="rmb",
+            group_field="category_path",
+            files_in=rmb_data.files_in,
+            parse_record=rmb_data.parse_record,
+            hub=(),  # RMB is published in its GitHub repository only (data/README.md)
+            expected_groups=C.RMB_CATEGORY_PATHS,
+            score=rmb_scoring.score,
+            sample_line=rmb_files.line,
+            read_record=rmb_files.read,
+            table=_rmb_table,
+            headline=rmb_scoring.headline,
+            write_files=_no_files,
+            scored_groups=lambda s: list(s.get("scenarios", {})),
+            prompt_values=rmb_scoring.prompt_values,
+            headline_numbers=rmb_scoring.headline_numbers,
+            headline_intervals=rmb_scoring.headline_intervals,
+            summary_rows=_rmb_rows,
         ),
     )
 }

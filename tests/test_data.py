@@ -152,7 +152,8 @@ def test_a_file_that_matches_its_checksum_is_kept(tmp_path, hub_repos):
 
 def test_fetch_unreachable_hub_and_own_data_are_one_line(tmp_path):
     env = hub_env(tmp_path, "http://127.0.0.1:9")
-    for args, detail in ((["reward-bench-2"], "allenai/reward-bench-2"), (["pairwise"], "nothing to fetch")):
+    cases = ((["reward-bench-2"], "allenai/reward-bench-2"), (["pairwise"], "nothing to fetch"), (["rmb"], "nothing"))
+    for args, detail in cases:
         proc = cli(["data", "fetch", *args], env, tmp_path)
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and lines[-1].startswith("error: ") and detail in lines[-1], proc.stderr

@@ -48,6 +48,8 @@ def inventory(root: str | Path = C.DATA_FOLDER) -> list[dict[str, Any]]:
 
 def _describe(entry: dict[str, Any]) -> str:
     if not entry["present"]:
+        if entry["benchmark"] not in _hub_names():  # own data, or published elsewhere (RMB: on GitHub)
+            return f"{entry['benchmark']}: not in {entry['dir']} (not on the hub: see data/README.md)"
         return f"{entry['benchmark']}: not in {entry['dir']} (rmbench-client data fetch {entry['benchmark']})"
     if "error" in entry:
         return f"{entry['benchmark']}: {entry['dir']}: unreadable: {entry['error']}"

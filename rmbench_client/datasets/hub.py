@@ -88,7 +88,9 @@ def fetch(benchmark: str, sources: Sequence[HubSource], dest: Path) -> list[tupl
     """Download the benchmark's hub files into `dest` (flat: each file under its own name), checking known
     checksums before a file is moved in; (path, verified) per file."""
     if not sources:
-        raise DataError(f"{benchmark} has no hub dataset (it is your own data): nothing to fetch")
+        raise DataError(
+            f"{benchmark} has no hub dataset: nothing to fetch (data/README.md says where its data comes from)"
+        )
     dest.mkdir(parents=True, exist_ok=True)
     out: list[tuple[Path, bool]] = []
     with tempfile.TemporaryDirectory(dir=dest, prefix=".fetch-") as staging:

@@ -87,6 +87,10 @@ def _width(rec: PromptScores) -> int:
 
 def lost_any(rec: PromptScores) -> bool:
     """Whether a prompt lost (or tied) at least one chosen-vs-rejected comparison: the page lists it."""
+    if rec.results is None and len(rec.chosen) != len(rec.rejected):  # RMB's best-of-N: one best, several losers
+        return not all(c > r for c in rec.chosen for r in rec.rejected)
+    if rec.results is not None and _width(rec) ** 2 != len(rec.results):  # a judge on a best-of-N list
+        return any(v < 1 for v in rec.results)
     return bool((outcomes([rec], _width(rec)) < 1).any())
 
 

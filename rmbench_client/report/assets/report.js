@@ -23,21 +23,24 @@ async function loadData() {
 // --- scores -------------------------------------------------------------------------------------------------
 const width = () => Math.max(1, D.labels.length);
 const styleOf = (i) => (D.labels.length ? D.labels[i] : '');
-const allCells = () => { const w = width(), out = []; for (let i = 0; i < w; i++) for (let j = 0; j < w; j++) out.push([i, j]); return out; };
+// a prompt's numbers of chosen and rejected answers (RM-Bench 3 x 3, one pair 1 x 1, RMB's best-of-N 1 x its losers)
+let DIMS = {};
+const dims = (id) => DIMS[id] || [width(), width()];
+const allCells = (id) => { const [a, b] = dims(id), out = []; for (let i = 0; i < a; i++) for (let j = 0; j < b; j++) out.push([i, j]); return out; };
 const cellName = ([i, j]) => (D.labels.length ? `chosen ${styleOf(i)} vs rejected ${styleOf(j)}` : 'chosen vs rejected');
 
 // Credit of chosen i over rejected j in run r: 1 won, 0 lost (a tie is lost, as the benchmark scores it), a
 // judge's 0.5 for a tie; null where the run did not score the prompt.
 function credit(r, id, i, j) {
-  const run = D.runs[r], w = width();
-  if (run.results[id]) return run.results[id][i * w + j];
+  const run = D.runs[r], [a, b] = dims(id);
+  if (run.results[id]) return run.results[id][i * b + j];
   const s = run.scores[id];
-  return s ? (s[i] > s[w + j] ? 1 : 0) : null;
+  return s ? (s[i] > s[a + j] ? 1 : 0) : null;
 }
-function margin(r, id, [i, j]) { const s = D.runs[r].scores[id]; return s ? s[i] - s[width() + j] : null; }
-const lostCells = (r, id) => allCells().filter(([i, j]) => { const c = credit(r, id, i, j); return c !== null && c < 1; });
+function margin(r, id, [i, j]) { const s = D.runs[r].scores[id]; return s ? s[i] - s[dims(id)[0] + j] : null; }
+const lostCells = (r, id) => allCells(id).filter(([i, j]) => { const c = credit(r, id, i, j); return c !== null && c < 1; });
 function disagreeCells(id) {
-  return allCells().filter(([i, j]) => {
+  return allCells(id).filter(([i, j]) => {
     const cs = D.runs.map((_, r) => credit(r, id, i, j));
     return cs.every((c) => c !== null) && new Set(cs).size > 1;
   });
@@ -218,7 +221,7 @@ function renderComparison() {
 
 // --- the prompt list ----------------------------------------------------------------------------------------
 function detailsHtml(id, [i, j]) {
-  const w = width(), parts = [];
+  const [w, nr] = dims(id), parts = [];
   if (D.runs.length > 1) {
     const rows = D.runs.map((run, r) => {
       const c = credit(r, id, i, j), m = margin(r, id, [i, j]), s = run.scores[id];
@@ -236,14 +239,14 @@ function detailsHtml(id, [i, j]) {
   }
   if (det && det.answers) {
     const a = det.answers;
-    const texts = Array.isArray(a) ? [['judge answer', a[i * w + j]]] : [['judge on chosen', a.chosen[i]], ['judge on rejected', a.rejected[j]]];
+    const texts = Array.isArray(a) ? [['judge answer', a[i * nr + j]]] : [['judge on chosen', a.chosen[i]], ['judge on rejected', a.rejected[j]]];
     texts.forEach(([label, t]) => parts.push(`<div class="answer"><h4>${label}</h4><pre>${esc(t ?? '(none)')}</pre></div>`));
   }
   return parts.length ? `<div class="extra">${parts.join('')}</div>` : '';
 }
 
 function itemHtml({ p, cands, cell, m }) {
-  const [i, j] = cell, w = width(), s = D.runs[S.run].scores[p.id];
+  const [i, j] = cell, w = dims(p.id)[0], s = D.runs[S.run].scores[p.id];
   const chips = D.labels.length ? cands.map((c) => `<button type="button" class="chip${c.join() === cell.join() ? ' on' : ''}" `
     + `data-cell="${c.join()}" title="${esc(cellName(c))}">${esc(styleOf(c[0]))} vs ${esc(styleOf(c[1]))}</button>`).join('') : '';
   const a = tokens(p.c[i]), b = tokens(p.r[j]), [ca, cb] = wordDiff(a, b);
@@ -326,6 +329,7 @@ function renderRun() { renderSummary(); renderStyleBias(); refresh(); }
 
 loadData().then((data) => {
   D = data;
+  DIMS = Object.fromEntries(D.prompts.map((p) => [p.id, [p.c.length, p.r.length]]));
   const dirs = [...new Set(D.sources.map((f) => f.replace(/[^/\\]*$/, '')))];
   const files = dirs.length === 1 ? `${dirs[0]} (${D.sources.map((f) => f.slice(dirs[0].length)).join(', ')})` : D.sources.join(', ');
   $('#meta').textContent = `${D.benchmark} · ${D.runs.length} run${D.runs.length > 1 ? 's' : ''} · data: ${files}`;
