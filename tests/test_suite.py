@@ -14,6 +14,8 @@ from helpers_cli import cli, one_error_line, stored
 from helpers_data import require_rmbench
 from hub_schemas import FILTERED_SCHEMA, RB2_SCHEMA, filtered_record, rb2_record, write_parquet
 
+from rmbench_client.benchmarks import NAMES
+
 PAIRS = [
     {"prompt": "Name a prime.", "chosen": "Seven is a prime number.", "rejected": "Nine.", "subset": "math"},
     {"prompt": "Capital of France?", "chosen": "Paris.", "rejected": "Lyon, I think.", "subset": "geo"},
@@ -48,7 +50,9 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     longer, rand = tmp_path / "runs" / "longer", tmp_path / "runs" / "random"
     got = suite("--model", "baseline:longer", "--data", str(root), "--out", str(longer))
     results = got["results"]
-    assert got["benchmarks"] == ["rm-bench", "reward-bench", "reward-bench-2", "pairwise"]
+    assert got["benchmarks"] == list(NAMES)  # the registry's, in its order: a new benchmark joins by itself
+    present = ("rm-bench", "reward-bench-2", "pairwise")
+    assert all(c["status"] == "missing" for n, c in results.items() if n not in present)
     assert (
         results["reward-bench"]["status"] == "missing" and "data fetch reward-bench" in results["reward-bench"]["why"]
     )
@@ -112,19 +116,20 @@ def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers
     config.write_text(yaml.safe_dump({"model": "tiny-reward", "roles": {"reward": reward}}))
     out = tmp_path / "runs" / "tiny-reward"
     first = suite("--config", str(config), "--data", str(root), "--out", str(out))
-    assert {n: c["status"] for n, c in first["results"].items()} == {
+    ran = {n: c["status"] for n, c in first["results"].items() if c["status"] != "missing"}
+    assert ran == {
         "rm-bench": "partial",  # chat only
         "reward-bench": "partial",  # one subset of RewardBench's
         "reward-bench-2": "partial",  # no Ties
         "pairwise": "complete",
     }
-    assert all(c["value"] is not None and len(c["ci"]) == 2 for c in first["results"].values())
-    counts = {n: stored(out / n) for n in first["benchmarks"]}
+    assert all(first["results"][n]["value"] is not None and len(first["results"][n]["ci"]) == 2 for n in ran)
+    counts = {n: stored(out / n) for n in ran}
     dry = cli("suite", "--config", str(config), "--data", str(root), "--out", str(out), "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr[-2000:]
-    assert {n: p["to_send"] for n, p in json.loads(dry.stdout).items()} == dict.fromkeys(counts, 0)
+    assert {n: p["to_send"] for n, p in json.loads(dry.stdout).items() if n in ran} == dict.fromkeys(ran, 0)
     again = suite("--config", str(config), "--data", str(root), "--out", str(out))
-    assert again == first and {n: stored(out / n) for n in first["benchmarks"]} == counts  # nothing scored again
+    assert again == first and {n: stored(out / n) for n in ran} == counts  # nothing scored again
 
     files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"}
     dead = tmp_path / "dead.yaml"
