@@ -192,6 +192,15 @@ def format_cell(c: dict[str, Any]) -> str:
     return text + (" (partial)" if c["status"] == "partial" else "")
 
 
+def _short(c: dict[str, Any]) -> str:
+    """Why a cell is not complete, cut where a run lists many missing groups (its summary has them all)."""
+    why = str(c["why"])
+    if len(why) <= C.SUITE_NOTE_CHARS:
+        return why
+    where = f" (all in {c['run_dir']}/{C.SUMMARY_FILE})" if "run_dir" in c else ""
+    return why[: C.SUITE_NOTE_CHARS].rsplit(" ", 1)[0] + " …" + where
+
+
 def markdown(suites: Sequence[dict[str, Any]]) -> str:
     """One row per model, one column per benchmark (headline, in %, with its 95% interval); notes say why a
     benchmark is partial, missing or failed."""
@@ -206,7 +215,7 @@ def markdown(suites: Sequence[dict[str, Any]]) -> str:
     for s in suites:
         cells = [s["results"].get(n, {"status": "missing"}) for n in names]
         lines.append(f"| {s['model']} | " + " | ".join(format_cell(c) for c in cells) + " |")
-        notes += [f"- {s['model']}, {n}: {c['status']}: {c['why']}" for n, c in zip(names, cells, strict=True)
+        notes += [f"- {s['model']}, {n}: {c['status']}: {_short(c)}" for n, c in zip(names, cells, strict=True)
                   if "why" in c]  # fmt: skip
     text = "\n".join(lines) + "\n"
     legend = "Headline numbers in %, with their 95% bootstrap intervals in brackets."

@@ -13,6 +13,7 @@ from conftest import CpuServers
 from helpers_cli import cli, one_error_line, stored
 from helpers_data import require_rmbench
 from hub_schemas import FILTERED_SCHEMA, RB2_SCHEMA, filtered_record, rb2_record, write_parquet
+from rmb_fixture import pair, write_rmb
 
 from rmbench_client.benchmarks import NAMES
 
@@ -33,6 +34,7 @@ def data_root(tmp_path: Path, *, rb: bool = True) -> Path:
     four = ["The right answer, stated plainly.", "A wrong answer.", "Another wrong one.", "Off topic entirely."]
     rb2 = [rb2_record(f"{i}", s, four[:1], four[1:], prompt=f"Question {i}?") for i, s in enumerate(("Math", "Focus"))]
     write_parquet(root / "reward-bench-2" / "test-00000-of-00001.parquet", rb2, RB2_SCHEMA)
+    write_rmb(root / "rmb", [pair("1", "Helpfulness/Chat/Discussion", "What is 2+2?", "It is 4.", "It is 5.")])
     if rb:
         filtered = [filtered_record(i, s, "A helpful answer.", "Bad.") for i, s in enumerate(("alpacaeval-easy",))]
         write_parquet(root / "reward-bench" / "filtered-00000-of-00001.parquet", filtered, FILTERED_SCHEMA)
@@ -51,12 +53,15 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     got = suite("--model", "baseline:longer", "--data", str(root), "--out", str(longer))
     results = got["results"]
     assert got["benchmarks"] == list(NAMES)  # the registry's, in its order: a new benchmark joins by itself
-    present = ("rm-bench", "reward-bench-2", "pairwise")
+    present = ("rm-bench", "reward-bench-2", "pairwise", "rmb")  # RMB joined the registry after suite was written
     assert all(c["status"] == "missing" for n, c in results.items() if n not in present)
     assert (
         results["reward-bench"]["status"] == "missing" and "data fetch reward-bench" in results["reward-bench"]["why"]
     )
     assert results["rm-bench"]["status"] == "partial" and "math, code, safety" in results["rm-bench"]["why"]
+    assert results["rmb"]["status"] == "partial" and results["rmb"]["value"] is not None
+    note = next(line for line in (longer / "suite.md").read_text().splitlines() if ", rmb: partial" in line)
+    assert len(note) < 400 and note.endswith(f"(all in {longer / 'rmb'}/summary.json)")  # RMB lists 95 missing
     assert results["pairwise"]["status"] == "complete" and results["reward-bench-2"]["status"] == "partial"
     for name in ("rm-bench", "reward-bench-2", "pairwise"):  # each headline is its run's own number
         summary = json.loads((longer / name / "summary.json").read_text())
@@ -74,7 +79,7 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     proc = cli("status", str(longer), "--json")  # a model's directory: each of its runs
     assert proc.returncode == 0, proc.stderr
     found = {r["benchmark"]: r["complete"] for r in json.loads(proc.stdout)["runs"]}
-    assert found == {"pairwise": True, "reward-bench-2": False, "rm-bench": False}
+    assert found == {"pairwise": True, "reward-bench-2": False, "rm-bench": False, "rmb": False}
 
     dry = cli("suite", "--model", "baseline:longer", "--data", str(root), "--out", str(longer), "--dry-run", "--json")
     planned = json.loads(dry.stdout)
@@ -122,6 +127,7 @@ def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers
         "reward-bench": "partial",  # one subset of RewardBench's
         "reward-bench-2": "partial",  # no Ties
         "pairwise": "complete",
+        "rmb": "partial",  # one scenario
     }
     assert all(first["results"][n]["value"] is not None and len(first["results"][n]["ci"]) == 2 for n in ran)
     counts = {n: stored(out / n) for n in ran}
