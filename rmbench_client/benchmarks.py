@@ -250,6 +250,7 @@ REGISTRY: dict[str, Benchmark] = {
             judge_mode="rating",
             scored_groups=_subset_groups,
             results_summary=rewardbench2_files.results_summary,
+            headline_intervals=rewardbench2_scoring.headline_intervals,
             chosen_vs_rejected=False,
         ),
         Benchmark(
