@@ -90,6 +90,9 @@ class RoleConfig(Strict, frozen=True, kw_only=True):
             parsed = urlparse(url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
                 raise ValueError(f"endpoint {url!r} is not an http(s) URL")
+            if parsed.path.rstrip("/").endswith("/v1"):  # the client adds /v1/... itself: /v1/v1/models would 404
+                root = url.rstrip("/")[: -len("/v1")]
+                raise ValueError(f"endpoint {url!r} ends in /v1: give the server's root, {root!r}")
 
     def api_key(self, role: str = "") -> str | None:
         """The key from the environment: the role's own variable (which must be set), else RMBENCH_API_KEY."""

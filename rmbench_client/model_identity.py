@@ -38,6 +38,9 @@ async def served_identity(ep: Endpoint, backend: str) -> dict[str, Any]:
             version = await server_version(ep)
             return {"id": card.id, "root": card.root, "max_model_len": card.max_model_len, "version": version}
     served = ", ".join(card.id for card in cards) or "nothing"
+    alike = [card.id for card in cards if card.id.lower() == ep.model.lower()]
+    if alike:  # served names are case-sensitive
+        raise ConfigError(f"endpoint {ep.url} serves {alike[0]!r}, not {ep.model!r}: names are case-sensitive")
     raise ConfigError(f"endpoint {ep.url} does not serve model {ep.model!r} (it serves {served})")
 
 
