@@ -82,20 +82,31 @@ class VllmReward(VllmTokenizer):
 
     def __init__(self) -> None:
         self.task: dict[str, str] = {}  # {"task": "classify"} once a server has needed it
-        self._asked_with_task = False  # the task is tried once per run, never per malformed answer
+        self._probe: asyncio.Future[bool] | None = None  # the one request asked again with the task, per run
 
     async def _pooling(self, ep: Endpoint, payload: dict[str, Any], expected: int) -> list[list[float]]:
         where = f"{ep}/pooling"
-        body = await request_json(ep, "POST", "/pooling", payload | self.task)
+        sent = self.task
+        body = await request_json(ep, "POST", "/pooling", payload | sent)
         try:
             return _outputs(body, expected, where)
-        except ShapeError:
-            if self._asked_with_task:
+        except ShapeError as exc:
+            if sent:
                 raise
-            self._asked_with_task = True
-            outputs = _outputs(await request_json(ep, "POST", "/pooling", payload | CLASSIFY), expected, where)
+            error = exc
+        if self._probe is None:  # the first answer of the wrong shape: ask once more with the task
+            self._probe = asyncio.get_running_loop().create_future()
+            try:
+                outputs = _outputs(await request_json(ep, "POST", "/pooling", payload | CLASSIFY), expected, where)
+            except BaseException:
+                self._probe.set_result(False)
+                raise
             self.task = CLASSIFY
+            self._probe.set_result(True)
             return outputs
+        if not await asyncio.shield(self._probe):  # requests sent at once wait for that answer
+            raise error
+        return _outputs(await request_json(ep, "POST", "/pooling", payload | CLASSIFY), expected, where)
 
     async def rewards_for_messages(self, ep: Endpoint, messages: Messages) -> list[float]:
         """One conversation; the server applies the model's chat template."""
