@@ -21,7 +21,7 @@ from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.report.table import print_summary
+from rmbench_client.report.printing import print_summary
 from rmbench_client.runner import run
 from rmbench_client.scoring import score
 from rmbench_client.scoring.style_bias import spearman

@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_score(args: argparse.Namespace, console: Console) -> int:
-    from ..report.table import print_summary
+    from ..report.printing import print_summary
     from ..score_files.reader import summarize
 
     summary = summarize(args.paths, args.domain, seed=args.seed)  # read_scores, or a results file's subsets

@@ -35,7 +35,6 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 def _compare_runs(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from ..report import differences
     from ..report.compare import bar_chart, load_runs, notes, render
@@ -45,11 +44,12 @@ def _compare_runs(args: argparse.Namespace, console: Console) -> int:
     if len(runs) > 1:
         scores, why_not = differences.load_samples(runs, args.paths)
         diffs = differences.differences(runs, scores, seed=args.seed) if scores is not None else None
-    out = render(runs, args.format, diffs)
-    if isinstance(out, Table):
-        console.print(out)
+    out = render(runs, args.format, diffs, width=console.width)
+    if isinstance(out, list):
+        for table in [*out, *(differences.tables(diffs, console.width) if diffs else [])]:
+            console.print(table)
         if diffs:
-            console.print(differences.table(diffs))
+            console.print(differences.caption(diffs), markup=False, highlight=False)
     else:
         sys.stdout.write(out)
     err = Console(stderr=True)

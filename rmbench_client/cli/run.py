@@ -116,7 +116,7 @@ def config(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
-    from ..report.table import print_summary
+    from ..report.printing import print_summary
     from ..runner import EXIT_INTERRUPTED, run
 
     cfg = config(args)

@@ -103,7 +103,7 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
     table = found["state"] != "running" and summary is not None and bool(summary.get("scored"))
     sys.stdout.write("\n".join(_lines_of(found, summary if table else None)) + "\n")
     if table and summary is not None:
-        from ..report.table import print_summary
+        from ..report.printing import print_summary
 
         print_summary(summary, title=f"{found['model']} on {found['benchmark']}", console=console)
     return 0

@@ -21,7 +21,7 @@ from .. import constants as C
 from ..errors import DataError
 from ..scoring.rmbench import LEVELS
 from . import differences
-from .formatting import percent, pyplot
+from .formatting import fitted_tables, percent, pyplot
 
 Run = tuple[str, dict]
 Cell = str | float | None  # the name column, else a fraction in [0, 1] or None where the run has no value
@@ -97,17 +97,14 @@ def _cell(value: Cell, digits: int = 1) -> str:
     return value if isinstance(value, str) else percent(value, digits=digits)
 
 
-def render(runs: list[Run], fmt: str, diffs: dict | None = None) -> str | Table:
-    """The comparison as a rich Table (`table`), or Markdown / CSV text; with `diffs` (report/differences.py)
+def render(runs: list[Run], fmt: str, diffs: dict | None = None, width: int = 80) -> str | list[Table]:
+    """The comparison as rich Tables no wider than `width` (`table`: columns that do not fit go to a further
+    table, so names and numbers are always whole), or Markdown / CSV text; with `diffs` (report/differences.py)
     Markdown gains the table of differences and CSV their columns (the terminal prints that table itself)."""
     header, rows = compare_rows(runs)
     if fmt == "table":
-        table = Table(title=f"{runs[0][1]['benchmark']} (percent)")
-        for i, col in enumerate(header):
-            table.add_column(col, justify="left" if i == 0 else "right")
-        for row in rows:
-            table.add_row(*(_cell(v) if i else str(v) for i, v in enumerate(row)))
-        return table
+        shown = [[_cell(v) if i else str(v) for i, v in enumerate(row)] for row in rows]
+        return fitted_tables(f"{runs[0][1]['benchmark']} (percent)", header, shown, width)
     if fmt == "markdown":
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join([" --- "] + [" ---: "] * (len(header) - 1)) + "|"]
         for row in rows:

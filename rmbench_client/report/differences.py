@@ -18,6 +18,7 @@ from ..errors import DataError
 from ..examples import PromptScores
 from ..score_files.reader import read_scores
 from ..scoring import significance
+from .formatting import fitted_tables
 
 Run = tuple[str, dict]
 
@@ -98,15 +99,13 @@ def caption(result: dict) -> str:
     return text + (f"; left out (scored by only some runs): {', '.join(left)}" if left else "")
 
 
-def table(result: dict) -> Table:
-    """One row per headline number, one column per run compared with the first."""
-    out = Table(title=f"differences against {result['reference']}", caption=caption(result))
-    out.add_column("number")
-    for run in result["runs"]:
-        out.add_column(run, justify="right")
-    for name in names(result):
-        out.add_row(name, *(cell(d.get(name)) for d in result["differences"]))
-    return out
+def tables(result: dict, width: int = 80) -> list[Table]:
+    """One row per headline number, one column per run compared with the first (further tables where the runs do
+    not fit in `width`); `caption(result)` says what the cells are (printed under them: a table's caption would
+    fold a long model name at the table's width)."""
+    header = ["number", *result["runs"]]
+    rows = [[name, *(cell(d.get(name)) for d in result["differences"])] for name in names(result)]
+    return fitted_tables(f"differences against {result['reference']}", header, rows, width)
 
 
 def markdown(result: dict) -> str:

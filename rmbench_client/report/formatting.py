@@ -25,3 +25,31 @@ def pyplot() -> Any:
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def fitted_tables(title: str | None, header: list[str], rows: list[list[str]], width: int) -> list[Any]:
+    """A table as rich Tables no wider than `width` where it can be: the first column (what a row is: a model, a
+    number) repeated in each, the other columns in groups that fit. No cell or header is ever cut or folded: a
+    model name or a number is always whole."""
+    from rich.table import Table
+
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+
+    def span(columns: list[int]) -> int:
+        return 1 + sum(widths[c] + 3 for c in columns)  # a border, and per column its padding and border
+
+    groups: list[list[int]] = []
+    for c in range(1, len(header)):
+        if groups and span([0, *groups[-1], c]) <= width:
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    tables = []
+    for k, group in enumerate(groups or [[]]):
+        table = Table(title=title if k == 0 else None)
+        for c in [0, *group]:
+            table.add_column(header[c], justify="left" if c == 0 else "right", no_wrap=True, min_width=widths[c])
+        for row in rows:
+            table.add_row(*(row[c] for c in [0, *group]))
+        tables.append(table)
+    return tables

@@ -12,7 +12,6 @@ from ..scoring.rmbench import LEVELS
 from .formatting import percent
 
 if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
-    from rich.console import Console
     from rich.table import Table
 
 Row = dict  # {"name": str, "values": [[value, low, high] | [value] | None, ...], "n": int | None, "total": bool}
@@ -169,19 +168,3 @@ def pairwise_table(summary: dict, title: str) -> Table:
     table.add_row("[bold]accuracy[/bold]", percent(summary["accuracy"], ci.get("accuracy")), str(n))
     table.add_row("[bold]macro average[/bold]", percent(summary["macro_accuracy"], ci.get("macro_accuracy")), "")
     return table
-
-
-def print_summary(summary: dict, title: str, console: Console | None = None) -> None:
-    from rich.console import Console
-
-    from ..benchmarks import of_summary
-
-    console = console or Console()
-    if summary.get("complete") is False:
-        title += " — partial"
-    console.print(of_summary(summary, title).table(summary, title))
-    bias = style_bias_table(summary)
-    if bias is not None:
-        console.print(bias)
-    for reason in summary.get("partial", []):
-        console.print(f"[yellow]partial: {reason}[/yellow]")
