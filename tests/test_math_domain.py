@@ -14,7 +14,7 @@ from rich.console import Console
 
 from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
-from rmbench_client.report.table import print_summary
+from rmbench_client.report.printing import print_summary
 from rmbench_client.runner import run
 
 

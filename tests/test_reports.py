@@ -204,7 +204,7 @@ def test_compare_rejects_mixed_benchmarks_and_bad_paths(tmp_path):
 
 
 def test_a_partial_summary_is_printed_as_partial():
-    from rmbench_client.report.table import print_summary
+    from rmbench_client.report.printing import print_summary
 
     summary = score("rm-bench", rmbench_scores(7)) | {"complete": False, "partial": ["no data for domain(s) math"]}
     buf = io.StringIO()
