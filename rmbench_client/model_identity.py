@@ -1,9 +1,9 @@
 """Which model a role's endpoints serve: checked before a run, and part of every score-store key.
 
-`preflight` asks every endpoint what it serves (`/v1/models`: the name, vLLM's root path and max_model_len; TGI and
-TEI: `/info`'s model id and revision) and requires the reachable ones to agree. The identity alone cannot tell a
-retrained checkpoint saved over the same path: each model kind also takes a *fingerprint* at start (its raw
-outputs for a fixed probe), and the score store maps (identity, fingerprint) to a model epoch
+`preflight` asks every endpoint what it serves (`/v1/models`: the name, vLLM's root path and max_model_len, and
+vLLM's release from `/version`; TGI and TEI: `/info`'s model id and revision) and requires the reachable ones to
+agree. The identity alone cannot tell a retrained checkpoint saved over the same path: each model kind also takes
+a *fingerprint* at start (its raw outputs for a fixed probe), and the score store maps (identity, fingerprint) to a model epoch
 (`ScoreStore.model_epoch`); a fingerprint that differs beyond `FINGERPRINT_TOLERANCE` is a new model.
 """
 
@@ -18,6 +18,7 @@ from .backends.base import Endpoint
 from .backends.tei import tei_info
 from .backends.tgi import tgi_info
 from .backends.vllm import served_models
+from .backends.vllm_features import OLDEST_SUPPORTED, detect
 from .errors import ConfigError, EndpointError, RetryableError
 from .retry import retry_delay
 
@@ -35,7 +36,13 @@ async def served_identity(ep: Endpoint, backend: str) -> dict[str, Any]:
     cards = (await served_models(ep)).data
     for card in cards:
         if card.id == ep.model:
-            return {"id": card.id, "root": card.root, "max_model_len": card.max_model_len}
+            found = {"id": card.id, "root": card.root, "max_model_len": card.max_model_len}
+            features = await detect(ep) if backend == "vllm" else None
+            if features is None or features.version is None:
+                return found
+            if features.too_old:
+                log.warning("%s runs vLLM %s; the oldest release checked is %s", ep, features.version, OLDEST_SUPPORTED)
+            return found | {"version": features.version}  # recorded in summary.json; not part of a store key
     served = ", ".join(card.id for card in cards) or "nothing"
     raise ConfigError(f"endpoint {ep.url} does not serve model {ep.model!r} (it serves {served})")
 

@@ -17,6 +17,7 @@ from ..errors import EndpointError, SampleError, ShapeError
 from .base import Endpoint, Messages
 from .schemas import GENERATE_ANSWER, ModelList, PoolingResponse, TokenizeResponse, parse, uncollected
 from .transport import answer_json, request_body, request_json
+from .vllm_features import GENERATE_PATH, RENDER_PATH, VllmFeatures, detect
 
 
 def finite(values: list[float], where: str, what: str = "reward") -> list[float]:
@@ -55,7 +56,21 @@ def _outputs(body: Any, expected: int, where: str) -> list[list[float]]:
 
 
 class VllmTokenizer:
-    """The server's own tokenization: a conversation through its chat template, or a text."""
+    """The server's own tokenization: a conversation through its chat template, or a text. Each endpoint's
+    features (`vllm_features`) are asked once, at its first use during the start-up checks."""
+
+    def __init__(self) -> None:
+        self._features: dict[str, VllmFeatures] = {}
+
+    async def features(self, ep: Endpoint) -> VllmFeatures:
+        found = self._features.get(ep.url)
+        if found is None:
+            found = self._features[ep.url] = await detect(ep)
+        return found
+
+    def known(self, ep: Endpoint) -> VllmFeatures:
+        """The features found at start-up (none known: the latest release's shapes)."""
+        return self._features.get(ep.url) or VllmFeatures()
 
     async def tokenize(self, ep: Endpoint, messages: Messages, add_generation_prompt: bool) -> list[int]:
         payload = {"model": ep.model, "messages": messages, "add_generation_prompt": add_generation_prompt}
@@ -76,7 +91,7 @@ class VllmReward(VllmTokenizer):
 
     async def rewards_for_messages(self, ep: Endpoint, messages: Messages) -> list[float]:
         """One conversation; the server applies the model's chat template."""
-        payload = {"model": ep.model, "messages": messages, "use_activation": False}
+        payload = {"model": ep.model, "messages": messages, "use_activation": False} | self.known(ep).pooling_task
         body = await request_json(ep, "POST", "/pooling", payload)
         return _outputs(body, 1, f"{ep}/pooling")[0]
 
@@ -84,6 +99,7 @@ class VllmReward(VllmTokenizer):
         """Several token-id sequences or pre-templated texts in one request; no special tokens are added,
         so a BOS the template already wrote is not doubled."""
         payload = {"model": ep.model, "input": list(inputs), "use_activation": False, "add_special_tokens": False}
+        payload |= self.known(ep).pooling_task
         body = await request_json(ep, "POST", "/pooling", payload)
         return _outputs(body, len(inputs), f"{ep}/pooling")
 
@@ -96,7 +112,6 @@ class VllmReward(VllmTokenizer):
 
 # vLLM writes a -inf log-prob as this value in its answers (clamp_prompt_logprobs)
 CLAMPED_LOGPROB = -9999.0
-GENERATE_PATH = "/inference/v1/generate"
 # the token-in/token-out endpoint: the actual tokens' log-probs only, no detokenized strings
 GENERATE_PARAMS = {"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0, "detokenize": False}
 
@@ -119,7 +134,8 @@ class VllmLogprobs(VllmTokenizer):
 
     async def has_generate(self, ep: Endpoint) -> bool:
         """Whether the server answers `/inference/v1/generate` (vLLM started with --enable-scale-out); vLLM
-        without it answers 403, older versions 404."""
+        without it answers 403, older versions 404. Asks the server's features first (once per endpoint)."""
+        await self.features(ep)
         payload = {"model": ep.model, "token_ids": [1, 1], "sampling_params": GENERATE_PARAMS}
         try:
             body = await request_json(ep, "POST", GENERATE_PATH, payload)
@@ -137,10 +153,13 @@ class VllmLogprobs(VllmTokenizer):
 
     async def render_ids(self, ep: Endpoint, texts: Sequence[str]) -> list[list[int]]:
         """The token ids of pre-templated texts (no special tokens added), in one request
-        (`/v1/completions/render`, served alongside the generate endpoint)."""
+        (`/v1/completions/render`, served alongside the generate endpoint); one `/tokenize` per text on servers
+        without it (0.13)."""
+        if not self.known(ep).has_render:
+            return [await self.tokenize_text(ep, text, add_special_tokens=False) for text in texts]
         payload = {"model": ep.model, "prompt": list(texts), "add_special_tokens": False}
-        where = f"{ep}/v1/completions/render"
-        body = await request_json(ep, "POST", "/v1/completions/render", payload)
+        where = f"{ep}{RENDER_PATH}"
+        body = await request_json(ep, "POST", RENDER_PATH, payload)
         try:
             ids = [item["token_ids"] for item in body]
             ok = len(ids) == len(texts) and all(isinstance(x, list) for x in ids)

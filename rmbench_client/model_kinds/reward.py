@@ -71,6 +71,9 @@ class RewardModel:
     async def check(self) -> None:
         """Keep an `auto` template only if it tokenizes as the server's does; make sure BOS arrives once (or say
         why it cannot be verified); fingerprint the model."""
+        if self._vllm is not None:  # each endpoint's release and routes, asked once: the request shapes follow
+            vllm_backend = self._vllm
+            await asyncio.gather(*(vllm_backend.features(ep) for ep in self.pool.endpoints))
         if self.options.template == "auto" and self.template is not None:
             if not await template_agrees(self.pool, self.template):
                 source = self.template.source
