@@ -3,8 +3,8 @@
 `preflight` asks every endpoint what it serves (`/v1/models`: the name, vLLM's root path and max_model_len, and
 vLLM's release from `/version`; TGI and TEI: `/info`'s model id and revision) and requires the reachable ones to
 agree. The identity alone cannot tell a retrained checkpoint saved over the same path: each model kind also takes
-a *fingerprint* at start (its raw outputs for a fixed probe), and the score store maps (identity, fingerprint) to a model epoch
-(`ScoreStore.model_epoch`); a fingerprint that differs beyond `FINGERPRINT_TOLERANCE` is a new model.
+a *fingerprint* at start (its raw outputs for a fixed probe), and the score store maps (identity, fingerprint) to
+a model epoch (`ScoreStore.model_epoch`); a fingerprint that differs beyond `FINGERPRINT_TOLERANCE` is a new model.
 """
 
 from __future__ import annotations
