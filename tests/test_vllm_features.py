@@ -108,3 +108,16 @@ def test_server_without_version_route():
     """No /version and no /openapi.json (404): the latest release's shapes, nothing recorded."""
     features = features_from(None, None)
     assert features == VllmFeatures() and features.pooling_task == {} and features.has_render
+
+
+def test_runner_mismatch_routes():
+    """0.32 lists only its runner's routes: a reward model on the generate runner has no /pooling, a policy on the
+    pooling runner no /v1/completions (what the start-up checks name, with the flags to serve it right)."""
+    rec = recorded("0.32.0")
+    reward = features_from(rec["answers"]["/version"], rec["answers"]["/openapi.json"])
+    policy = features_from(rec["answers"]["/version"], {"paths": dict.fromkeys(rec["policy_openapi_paths"], {})})
+    assert reward.lacks("/v1/completions") and not reward.lacks("/pooling")
+    assert policy.lacks("/pooling") and not policy.lacks("/v1/completions")
+    # 0.13 lists every route whatever the runner: nothing is concluded from its list
+    old = recorded("0.13.0")["answers"]
+    assert not features_from(old["/version"], old["/openapi.json"]).lacks("/v1/completions")

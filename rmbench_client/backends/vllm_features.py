@@ -72,6 +72,10 @@ class VllmFeatures:
         """Whether `/v1/completions/render` is served (not on 0.13); True when the route list is unknown."""
         return not self.routes or RENDER_PATH in self.routes
 
+    def lacks(self, path: str) -> bool:
+        """Whether the route list is known and `path` is not in it (0.32 lists only its runner's routes)."""
+        return bool(self.routes) and path not in self.routes
+
     @property
     def too_old(self) -> bool:
         rel = release(self.version)

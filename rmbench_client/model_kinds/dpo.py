@@ -167,6 +167,13 @@ class DpoModel:
             found = False
             if isinstance(self.backend, VllmLogprobs):
                 vllm = self.backend
+                features_of = await asyncio.gather(*map(vllm.features, pool.endpoints))
+                for ep, features in zip(pool.endpoints, features_of, strict=True):
+                    if features.lacks("/v1/completions"):
+                        raise ConfigError(
+                            f"endpoint {ep}: no /v1/completions route: vLLM serves this model with its pooling "
+                            f"runner, which gives no log-probs; serve the DPO {pool.role} with --runner generate"
+                        )
                 answers = await asyncio.gather(*(vllm.has_generate(ep) for ep in pool.endpoints))
                 found = all(answers)
             self.generate[pool.role] = found

@@ -73,7 +73,13 @@ class RewardModel:
         why it cannot be verified); fingerprint the model."""
         if self._vllm is not None:  # each endpoint's release and routes, asked once: the request shapes follow
             vllm_backend = self._vllm
-            await asyncio.gather(*(vllm_backend.features(ep) for ep in self.pool.endpoints))
+            found = await asyncio.gather(*(vllm_backend.features(ep) for ep in self.pool.endpoints))
+            for ep, features in zip(self.pool.endpoints, found, strict=True):
+                if features.lacks("/pooling"):
+                    raise ConfigError(
+                        f"endpoint {ep}: no /pooling route: vLLM serves this model with its generate runner; serve "
+                        "the reward model with --runner pooling --convert classify"
+                    )
         if self.options.template == "auto" and self.template is not None:
             if not await template_agrees(self.pool, self.template):
                 source = self.template.source
