@@ -1,15 +1,22 @@
 # rmbench-client: every target installs what it needs.
-PYTHON ?= python3.11
+# The newest python3.13 / python3.12 / python3.11 on the PATH that runs (a pyenv shim exists even for a version
+# that is not selected, and fails); PYTHON=/path/to/python overrides.
+FOUND_PYTHON := $(shell for p in python3.13 python3.12 python3.11; do $$p -c 'import sys; assert sys.version_info >= (3, 11)' >/dev/null 2>&1 && { echo $$p; break; }; done)
+PYTHON ?= $(FOUND_PYTHON)
 VENV := .venv
 BIN := $(VENV)/bin
 CONFIG ?= configs/cpu-demo.yaml
 SERVER_VENV := .venv-server
+# vLLM's CPU build: the same choice unless SERVER_PYTHON says otherwise (servers/setup-cpu-venv.sh says which)
+SERVER_PYTHON ?= $(PYTHON)
 
 .PHONY: install lint test bench demo serve stop models server-venv data clean
 
 # An editable install leaves the project's own bytecode to the first import, which never writes it under
 # PYTHONDONTWRITEBYTECODE (set on these machines): every command would compile ~70 modules again.
 $(BIN)/rmbench-client: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: no python3.13, python3.12 or python3.11 on the PATH: install one, or set PYTHON=/path/to/python3.11+" >&2; exit 1; }
+	@echo "client environment $(VENV): $$($(PYTHON) -c 'import sys; print(sys.executable, sys.version.split()[0])')"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -m compileall -q rmbench_client
@@ -18,7 +25,7 @@ $(BIN)/rmbench-client: pyproject.toml
 install: $(BIN)/rmbench-client
 
 server-venv:
-	bash servers/setup-cpu-venv.sh
+	PYTHON="$(SERVER_PYTHON)" bash servers/setup-cpu-venv.sh
 
 models: server-venv
 	$(SERVER_VENV)/bin/python servers/build_models.py --size tiny --out models/tiny

@@ -196,12 +196,14 @@ def sim_runs(add: Any) -> None:
 
 
 def httpx_transport(cfg: RunConfig, add: Any) -> None:
-    """The same run on httpx's own connection pool instead of backends/http11.py (why the client has its own
-    transport): a third of the data, one httpx client per role as before, and one per endpoint."""
+    """The same run through httpx objects instead of the role's aiohttp session directly (backends/session.py):
+    a third of the data on httpx's own pool — one client per role, and one per endpoint — and on httpx over the
+    same aiohttp session (httpx-aiohttp's transport: the pool is aiohttp's, the per-request objects httpx's)."""
     saved_transport, saved_endpoints = factory.make_transport, factory.endpoints
-    for name, per_endpoint in (("role", False), ("endpoint", True)):
-        factory.make_transport = lambda role, options: None  # type: ignore[assignment]  # make_client: httpx's pool
-        if per_endpoint:
+    for name in ("role", "endpoint", "aiohttp"):
+        if name != "aiohttp":
+            factory.make_transport = lambda role, options: None  # type: ignore[assignment]  # make_client: httpx's pool
+        if name == "endpoint":
 
             def own_clients(role_name: str, role: Any, client: Any, transport: Any = None) -> list[Any]:
                 return [  # each endpoint its own client, sized as make_client sizes one for a one-endpoint role
@@ -210,14 +212,21 @@ def httpx_transport(cfg: RunConfig, add: Any) -> None:
                 ]
 
             factory.endpoints = own_clients  # type: ignore[assignment]
+        if name == "aiohttp":
+
+            def through_httpx(role_name: str, role: Any, client: Any, transport: Any = None) -> list[Any]:
+                return [replace(ep, transport=None) for ep in saved_endpoints(role_name, role, client, transport)]
+
+            factory.endpoints = through_httpx  # type: ignore[assignment]
         try:
             run = cfg.replace(limit=B.SIM_HTTPX_PROMPTS, out=str(WORK / f"client-sim-httpx-{name}"))
             sample, phases = measure(lambda run=run: client_run(run))
         finally:
             factory.make_transport, factory.endpoints = saved_transport, saved_endpoints  # type: ignore[assignment]
         rate = phases["sent"] / phases["scoring_s"]
-        add(f"p8_sim_httpx_per_{name}", sample, **phases, sequences_per_s=round(rate, 1))
-        log.info("P8 httpx's own pool, one client per %s: %.0f sequences/s", name, rate)
+        add(f"p8_sim_httpx_per_{name}" if name != "aiohttp" else "p8_sim_httpx_on_aiohttp", sample, **phases,
+            sequences_per_s=round(rate, 1))  # fmt: skip
+        log.info("P8 through httpx (%s): %.0f sequences/s", name, rate)
 
 
 # --- P9: a large pairwise dataset ----------------------------------------------------------------------------------

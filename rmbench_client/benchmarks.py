@@ -92,6 +92,8 @@ class Benchmark:
     # every chosen response is compared with every rejected one (what the report page lists); not RewardBench 2,
     # which ranks one correct answer among several
     chosen_vs_rejected: bool = True
+    # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
+    fields: tuple[str, ...] = ()
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -190,6 +192,7 @@ REGISTRY: dict[str, Benchmark] = {
     for b in (
         Benchmark(
             name="rm-bench",
+            fields=("id", "prompt", "chosen", "rejected", "domain"),
             group_field="domain",
             subgroup_field="subdomain",
             files_in=rmbench_data.files_in,
@@ -212,6 +215,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="reward-bench",
+            fields=("id", "prompt", "chosen", "rejected", "subset"),
             group_field="subset",
             subgroup_field="section",
             files_in=rewardbench_data.files_in,
@@ -236,6 +240,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="reward-bench-2",
+            fields=("id", "prompt", "chosen", "rejected", "subset", "num_correct", "models"),
             group_field="subset",
             files_in=rewardbench2_data.files_in,
             parse_record=rewardbench2_data.parse_record,
@@ -250,10 +255,12 @@ REGISTRY: dict[str, Benchmark] = {
             judge_mode="rating",
             scored_groups=_subset_groups,
             results_summary=rewardbench2_files.results_summary,
+            headline_intervals=rewardbench2_scoring.headline_intervals,
             chosen_vs_rejected=False,
         ),
         Benchmark(
             name="pairwise",
+            fields=("id", "prompt", "chosen", "rejected", "subset"),
             group_field="subset",
             files_in=pairwise_data.files_in,
             parse_record=pairwise_data.parse_record,

@@ -90,16 +90,34 @@ class RoleConfig(Strict, frozen=True, kw_only=True):
             parsed = urlparse(url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
                 raise ValueError(f"endpoint {url!r} is not an http(s) URL")
+            if parsed.path.rstrip("/").endswith("/v1"):  # the client adds /v1/... itself: /v1/v1/models would 404
+                root = url.rstrip("/")[: -len("/v1")]
+                raise ValueError(f"endpoint {url!r} ends in /v1: give the server's root, {root!r}")
 
     def api_key(self, role: str = "") -> str | None:
         """The key from the environment: the role's own variable (which must be set), else RMBENCH_API_KEY."""
+        where = f"role {role}: " if role else ""
         if self.api_key_env is not None:
             key = os.environ.get(self.api_key_env)
             if not key:  # never fall back to RMBENCH_API_KEY: that key may belong to another host
-                where = f"role {role}: " if role else ""
                 raise ConfigError(f"{where}api_key_env names {self.api_key_env}, which is not set in the environment")
-            return key
-        return os.environ.get(C.API_KEY_ENV) or None
+            return _header_safe(key, self.api_key_env, where)
+        key = os.environ.get(C.API_KEY_ENV) or None
+        return _header_safe(key, C.API_KEY_ENV, where) if key else None
+
+
+def _header_safe(key: str, variable: str, where: str) -> str:
+    """A key that can go into an HTTP header as it is: a CR or LF would end the header (and inject others), and
+    HTTP headers carry Latin-1 only. The error names the variable, never the key."""
+    if "\r" in key or "\n" in key:
+        raise ConfigError(
+            f"{where}{variable} holds a line break (CR or LF): remove it (a trailing newline from a file?)"
+        )
+    try:
+        key.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ConfigError(f"{where}{variable} holds characters outside Latin-1, which no HTTP header carries") from None
+    return key
 
 
 class RewardOptions(Strict, frozen=True, kw_only=True):

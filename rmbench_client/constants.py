@@ -208,6 +208,7 @@ JUDGE_MAX_TOKENS = 1024
 
 # --- outputs ----------------------------------------------------------------------------------------------------
 RUNS_DIR = "runs"
+SUITE_NOTE_CHARS = 200  # suite.md's note on a partial benchmark is cut here (suite.json keeps it whole)
 PROMPT_HASH_CHARS = 16  # hex digits of a prompt's content hash in summary.json (64 bits: no collision in practice)
 SAMPLES_FILE = "samples.jsonl"
 SUMMARY_FILE = "summary.json"

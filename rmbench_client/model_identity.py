@@ -1,10 +1,10 @@
 """Which model a role's endpoints serve: checked before a run, and part of every score-store key.
 
-`preflight` asks every endpoint what it serves (`/v1/models`: the name, vLLM's root path and max_model_len, and
-vLLM's release from `/version`; TGI and TEI: `/info`'s model id and revision) and requires the reachable ones to
-agree. The identity alone cannot tell a retrained checkpoint saved over the same path: each model kind also takes
-a *fingerprint* at start (its raw outputs for a fixed probe), and the score store maps (identity, fingerprint) to
-a model epoch (`ScoreStore.model_epoch`); a fingerprint that differs beyond `FINGERPRINT_TOLERANCE` is a new model.
+`preflight` asks every endpoint what it serves (`/v1/models`: the name, vLLM's root path and max_model_len; TGI and
+TEI: `/info`'s model id and revision) and requires the reachable ones to agree. The identity alone cannot tell a
+retrained checkpoint saved over the same path: each model kind also takes a *fingerprint* at start (its raw
+outputs for a fixed probe), and the score store maps (identity, fingerprint) to a model epoch
+(`ScoreStore.model_epoch`); a fingerprint that differs beyond `FINGERPRINT_TOLERANCE` is a new model.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from . import constants as C
 from .backends.base import Endpoint
 from .backends.tei import tei_info
 from .backends.tgi import tgi_info
-from .backends.vllm import served_models
-from .backends.vllm_features import OLDEST_SUPPORTED, detect
+from .backends.vllm import served_models, server_version
 from .errors import ConfigError, EndpointError, RetryableError
 from .retry import retry_delay
 
@@ -36,14 +35,12 @@ async def served_identity(ep: Endpoint, backend: str) -> dict[str, Any]:
     cards = (await served_models(ep)).data
     for card in cards:
         if card.id == ep.model:
-            found = {"id": card.id, "root": card.root, "max_model_len": card.max_model_len}
-            features = await detect(ep) if backend == "vllm" else None
-            if features is None or features.version is None:
-                return found
-            if features.too_old:
-                log.warning("%s runs vLLM %s; the oldest release checked is %s", ep, features.version, OLDEST_SUPPORTED)
-            return found | {"version": features.version}  # recorded in summary.json; not part of a store key
+            version = await server_version(ep)
+            return {"id": card.id, "root": card.root, "max_model_len": card.max_model_len, "version": version}
     served = ", ".join(card.id for card in cards) or "nothing"
+    alike = [card.id for card in cards if card.id.lower() == ep.model.lower()]
+    if alike:  # served names are case-sensitive
+        raise ConfigError(f"endpoint {ep.url} serves {alike[0]!r}, not {ep.model!r}: names are case-sensitive")
     raise ConfigError(f"endpoint {ep.url} does not serve model {ep.model!r} (it serves {served})")
 
 
@@ -74,8 +71,8 @@ async def preflight(role: str, endpoints: list[Endpoint], backend: str) -> dict[
         if isinstance(problem, str):
             log.warning("%s endpoint %s not reachable yet (%s); it joins when it answers", role, ep, problem)
     first_ep, first = identities[0]
-    for ep, other in identities[1:]:
-        if other != first:
+    for ep, other in identities[1:]:  # servers of one model on different vLLM releases are the same model
+        if {k: v for k, v in other.items() if k != "version"} != {k: v for k, v in first.items() if k != "version"}:
             raise ConfigError(f"the {role} endpoints serve different models: {first_ep.url} {first}, {ep.url} {other}")
     return first
 

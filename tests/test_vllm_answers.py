@@ -103,23 +103,48 @@ def test_pooling_malformed_is_a_shape_error_naming_the_field(body):
         asyncio.run(_with_endpoint(answer(body), lambda ep: VllmReward().rewards_for_messages(ep, CONV)))
 
 
-def test_malformed_pooling_answer_fails_after_one_try(no_backoff):
-    """Deterministic: the same request would get the same answer; the endpoint stays in."""
+def test_malformed_pooling_answer_fails_without_retries(no_backoff):
+    """Deterministic: the same request would get the same answer; the endpoint stays in. The first malformed answer
+    of a run is asked once more as vLLM 0.13 needs it (`task: classify`), never again after that."""
     transport = Recorder(lambda request: httpx.Response(200, json={"data": [{"data": "x"}]}))
 
     async def go() -> EndpointPool:
+        backend = VllmReward()
         async with httpx.AsyncClient(transport=transport) as client:
             pool = EndpointPool("reward", [Endpoint(URL, "rm", client)], eject_after=1)
             try:
-                with pytest.raises(ShapeError, match="field data.0.data"):
-                    await pool.call(lambda ep: VllmReward().rewards_for_messages(ep, CONV))
+                for _ in range(2):
+                    with pytest.raises(ShapeError, match="field data.0.data"):
+                        await pool.call(lambda ep: backend.rewards_for_messages(ep, CONV))
             finally:
                 await pool.aclose()
             return pool
 
     pool = asyncio.run(go())
-    assert len(transport.requests) == 1 and pool.retries == 0 and no_backoff == []
-    assert all(s.healthy for s in pool._states)
+    assert len(transport.requests) == 3 and pool.retries == 0 and no_backoff == []
+    tasks = [json.loads(r.content).get("task") for r in transport.requests]
+    assert tasks == [None, "classify", None] and all(s.healthy for s in pool._states)
+
+
+def test_vllm_013_token_level_pooling_answer_is_asked_again_as_classify():
+    """vLLM 0.13 runs /pooling without a task as token_classify (one value per token); with `task: classify` it
+    answers the sequence's value, and every later request of the run carries the task."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content).get("task") == "classify":
+            return httpx.Response(200, json={"data": [{"index": 0, "data": [0.75]}]})
+        return httpx.Response(200, json={"data": [{"index": 0, "data": [[0.1], [0.2], [0.3]]}]})
+
+    transport = Recorder(answer)
+
+    async def go() -> list[list[float]]:
+        backend = VllmReward()
+        async with httpx.AsyncClient(transport=transport) as client:
+            ep = Endpoint(URL, "rm", client)
+            return [await backend.rewards_for_messages(ep, CONV) for _ in range(2)]
+
+    assert asyncio.run(go()) == [[0.75], [0.75]]
+    assert [json.loads(r.content).get("task") for r in transport.requests] == [None, "classify", "classify"]
 
 
 def test_pooling_wrong_count_is_a_shape_error():
@@ -286,3 +311,25 @@ def test_decode_json_reads_strict_json_fast_and_nan_as_the_stdlib_does() -> None
     assert math.isnan(decode_json(b'{"data": NaN}')["data"])
     with pytest.raises(json.JSONDecodeError):
         decode_json(b"<html>busy</html>")
+
+
+def test_render_ids_falls_back_to_tokenize_where_render_is_missing():
+    """vLLM 0.13 serves /inference/v1/generate but not /v1/completions/render (404): the ids come from /tokenize,
+    one text per request, and render is not asked again."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/completions/render":
+            return httpx.Response(404, json={"detail": "Not Found"})
+        prompt = json.loads(request.content)["prompt"]
+        return httpx.Response(200, json={"tokens": [len(prompt), 7], "count": 2, "max_model_len": 64})
+
+    transport = Recorder(answer)
+
+    async def go() -> list[list[list[int]]]:
+        backend = VllmLogprobs()
+        async with httpx.AsyncClient(transport=transport) as client:
+            ep = Endpoint(URL, "pi", client)
+            return [await backend.render_ids(ep, ["ab", "abcd"]) for _ in range(2)]
+
+    assert asyncio.run(go()) == [[[2, 7], [4, 7]]] * 2
+    assert [r.url.path for r in transport.requests].count("/v1/completions/render") == 1

@@ -13,7 +13,7 @@ from typing import Protocol
 import httpx
 
 from ..examples import Message
-from .http11 import Http11Transport
+from .session import Session
 
 Messages = list[Message]
 
@@ -26,8 +26,8 @@ class Endpoint:
     model: str
     client: httpx.AsyncClient = field(repr=False, compare=False)
     headers: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # may hold a key
-    # the client's own transport, when it has one: requests then skip httpx's per-request objects
-    transport: Http11Transport | None = field(default=None, repr=False, compare=False)
+    # the role's aiohttp session, when it has one: requests then skip httpx's per-request objects
+    transport: Session | None = field(default=None, repr=False, compare=False)
 
     def __str__(self) -> str:
         return self.url

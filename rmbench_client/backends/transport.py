@@ -57,7 +57,7 @@ async def request_body(ep: Endpoint, method: str, path: str, payload: Any | None
     try:
         if ep.transport is not None:
             answer = await ep.transport.send(method, url, headers, content)
-            if answer.status < 400:
+            if answer.status < 300:
                 return answer.content
             response = httpx.Response(answer.status, headers=answer.headers, content=answer.content)
         else:
@@ -65,6 +65,11 @@ async def request_body(ep: Endpoint, method: str, path: str, payload: Any | None
     except (httpx.TimeoutException, httpx.TransportError) as exc:
         raise RetryableError(f"{url}: {type(exc).__name__}: {str(exc) or 'connection closed'}") from None
     try:
+        if 300 <= response.status_code < 400:  # never followed: a POST must not silently become another request
+            location = response.headers.get("location", "no Location header")
+            raise EndpointError(
+                f"{url}: HTTP {response.status_code} redirect to {location}: give the endpoint's final URL"
+            )
         if response.status_code >= 400:
             message = f"{url}: HTTP {response.status_code}: {_server_message(response)}"
             if should_retry(response):

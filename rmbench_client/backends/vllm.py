@@ -6,6 +6,7 @@ log-probs directly (`token_logprobs`).
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +18,6 @@ from ..errors import EndpointError, SampleError, ShapeError
 from .base import Endpoint, Messages
 from .schemas import GENERATE_ANSWER, ModelList, PoolingResponse, TokenizeResponse, parse, uncollected
 from .transport import answer_json, request_body, request_json
-from .vllm_features import GENERATE_PATH, RENDER_PATH, VllmFeatures, detect
 
 
 def finite(values: list[float], where: str, what: str = "reward") -> list[float]:
@@ -56,21 +56,7 @@ def _outputs(body: Any, expected: int, where: str) -> list[list[float]]:
 
 
 class VllmTokenizer:
-    """The server's own tokenization: a conversation through its chat template, or a text. Each endpoint's
-    features (`vllm_features`) are asked once, at its first use during the start-up checks."""
-
-    def __init__(self) -> None:
-        self._features: dict[str, VllmFeatures] = {}
-
-    async def features(self, ep: Endpoint) -> VllmFeatures:
-        found = self._features.get(ep.url)
-        if found is None:
-            found = self._features[ep.url] = await detect(ep)
-        return found
-
-    def known(self, ep: Endpoint) -> VllmFeatures:
-        """The features found at start-up (none known: the latest release's shapes)."""
-        return self._features.get(ep.url) or VllmFeatures()
+    """The server's own tokenization: a conversation through its chat template, or a text."""
 
     async def tokenize(self, ep: Endpoint, messages: Messages, add_generation_prompt: bool) -> list[int]:
         payload = {"model": ep.model, "messages": messages, "add_generation_prompt": add_generation_prompt}
@@ -84,24 +70,54 @@ class VllmTokenizer:
 
 
 class VllmReward(VllmTokenizer):
-    """Raw reward-head outputs (`use_activation: false`: no sigmoid squashing a one-label head)."""
+    """Raw reward-head outputs (`use_activation: false`: no sigmoid squashing a one-label head).
+
+    vLLM 0.13 runs `/pooling` without a `task` as `token_classify` (one value per token); asked with
+    `"task": "classify"` it gives the sequence's raw value, as later releases do without it. The first answer of
+    the wrong shape (a start-up check's) is asked again with the task, and if that answers, every later request
+    carries it: newer servers, which may refuse a task their model was not started for, never see it."""
 
     adds_special_tokens = False  # texts go out with add_special_tokens false: what the template wrote is scored
     max_batch: int | None = None  # any number of sequences per request
 
+    def __init__(self) -> None:
+        self.task: dict[str, str] = {}  # {"task": "classify"} once a server has needed it
+        self._probe: asyncio.Future[bool] | None = None  # the one request asked again with the task, per run
+
+    async def _pooling(self, ep: Endpoint, payload: dict[str, Any], expected: int) -> list[list[float]]:
+        where = f"{ep}/pooling"
+        sent = self.task
+        body = await request_json(ep, "POST", "/pooling", payload | sent)
+        try:
+            return _outputs(body, expected, where)
+        except ShapeError as exc:
+            if sent:
+                raise
+            error = exc
+        if self._probe is None:  # the first answer of the wrong shape: ask once more with the task
+            self._probe = asyncio.get_running_loop().create_future()
+            try:
+                outputs = _outputs(await request_json(ep, "POST", "/pooling", payload | CLASSIFY), expected, where)
+            except BaseException:
+                self._probe.set_result(False)
+                raise
+            self.task = CLASSIFY
+            self._probe.set_result(True)
+            return outputs
+        if not await asyncio.shield(self._probe):  # requests sent at once wait for that answer
+            raise error
+        return _outputs(await request_json(ep, "POST", "/pooling", payload | CLASSIFY), expected, where)
+
     async def rewards_for_messages(self, ep: Endpoint, messages: Messages) -> list[float]:
         """One conversation; the server applies the model's chat template."""
-        payload = {"model": ep.model, "messages": messages, "use_activation": False} | self.known(ep).pooling_task
-        body = await request_json(ep, "POST", "/pooling", payload)
-        return _outputs(body, 1, f"{ep}/pooling")[0]
+        payload = {"model": ep.model, "messages": messages, "use_activation": False}
+        return (await self._pooling(ep, payload, 1))[0]
 
     async def rewards_for_inputs(self, ep: Endpoint, inputs: Sequence[str] | Sequence[list[int]]) -> list[list[float]]:
         """Several token-id sequences or pre-templated texts in one request; no special tokens are added,
         so a BOS the template already wrote is not doubled."""
         payload = {"model": ep.model, "input": list(inputs), "use_activation": False, "add_special_tokens": False}
-        payload |= self.known(ep).pooling_task
-        body = await request_json(ep, "POST", "/pooling", payload)
-        return _outputs(body, len(inputs), f"{ep}/pooling")
+        return await self._pooling(ep, payload, len(inputs))
 
     async def rewards_for_texts(self, ep: Endpoint, texts: Sequence[str]) -> list[list[float]]:
         return await self.rewards_for_inputs(ep, texts)
@@ -110,8 +126,10 @@ class VllmReward(VllmTokenizer):
         return await self.tokenize_text(ep, text, add_special_tokens=False)
 
 
+CLASSIFY = {"task": "classify"}  # a sequence's value from vLLM 0.13's /pooling (see VllmReward)
 # vLLM writes a -inf log-prob as this value in its answers (clamp_prompt_logprobs)
 CLAMPED_LOGPROB = -9999.0
+GENERATE_PATH = "/inference/v1/generate"
 # the token-in/token-out endpoint: the actual tokens' log-probs only, no detokenized strings
 GENERATE_PARAMS = {"max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0, "detokenize": False}
 
@@ -122,6 +140,9 @@ class VllmLogprobs(VllmTokenizer):
     (prompt_logprobs=0, several sequences per request, each log-prob with its detokenized string)."""
 
     max_batch: int | None = None
+
+    def __init__(self) -> None:
+        self.has_render = True  # until a server answers 404 on /v1/completions/render
 
     async def tokenize_as_scored(self, ep: Endpoint, text: str) -> list[int]:
         return await self.tokenize_text(ep, text, add_special_tokens=False)
@@ -134,8 +155,7 @@ class VllmLogprobs(VllmTokenizer):
 
     async def has_generate(self, ep: Endpoint) -> bool:
         """Whether the server answers `/inference/v1/generate` (vLLM started with --enable-scale-out); vLLM
-        without it answers 403, older versions 404. Asks the server's features first (once per endpoint)."""
-        await self.features(ep)
+        without it answers 403, older versions 404."""
         payload = {"model": ep.model, "token_ids": [1, 1], "sampling_params": GENERATE_PARAMS}
         try:
             body = await request_json(ep, "POST", GENERATE_PATH, payload)
@@ -153,13 +173,19 @@ class VllmLogprobs(VllmTokenizer):
 
     async def render_ids(self, ep: Endpoint, texts: Sequence[str]) -> list[list[int]]:
         """The token ids of pre-templated texts (no special tokens added), in one request
-        (`/v1/completions/render`, served alongside the generate endpoint); one `/tokenize` per text on servers
-        without it (0.13)."""
-        if not self.known(ep).has_render:
-            return [await self.tokenize_text(ep, text, add_special_tokens=False) for text in texts]
+        (`/v1/completions/render`, served alongside the generate endpoint since vLLM 0.14); on a server without
+        it (0.13 answers 404), one `/tokenize` request per text, which gives the same ids."""
+        if not self.has_render:
+            return list(await asyncio.gather(*(self.tokenize_text(ep, t, add_special_tokens=False) for t in texts)))
         payload = {"model": ep.model, "prompt": list(texts), "add_special_tokens": False}
-        where = f"{ep}{RENDER_PATH}"
-        body = await request_json(ep, "POST", RENDER_PATH, payload)
+        where = f"{ep}/v1/completions/render"
+        try:
+            body = await request_json(ep, "POST", "/v1/completions/render", payload)
+        except EndpointError as exc:
+            if " HTTP 404" not in str(exc):
+                raise
+            self.has_render = False
+            return await self.render_ids(ep, texts)
         try:
             ids = [item["token_ids"] for item in body]
             ok = len(ids) == len(texts) and all(isinstance(x, list) for x in ids)
@@ -253,3 +279,14 @@ def checked_logprobs(out: list[float], where: str) -> list[float]:
 async def served_models(ep: Endpoint) -> ModelList:
     """`GET /v1/models`: the names the server serves, with vLLM's root path and max_model_len."""
     return parse(ModelList, await request_json(ep, "GET", "/v1/models"), f"{ep}/v1/models")
+
+
+async def server_version(ep: Endpoint) -> str | None:
+    """`GET /version` (vLLM's release, recorded in the summary's identity); None where a server has no such path
+    (an OpenAI-compatible API that is not vLLM)."""
+    try:
+        body = await request_json(ep, "GET", "/version")
+    except EndpointError:
+        return None
+    version = body.get("version") if isinstance(body, dict) else None
+    return version if isinstance(version, str) else None

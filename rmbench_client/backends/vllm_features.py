@@ -1,13 +1,7 @@
-"""What a vLLM server offers, read once per endpoint at start-up (never per request): its release (`GET /version`)
-and its routes (`GET /openapi.json`). The request shapes that differ between releases follow from them:
-
-- `/pooling` without a `task` runs `token_classify` on 0.13 (one value per token); the client then sends
-  `"task": "classify"`, which later releases choose by themselves for a one-label reward head.
-- `/v1/completions/render` is missing on 0.13 (404): the token ids of rendered texts then come from `/tokenize`.
-- `/inference/v1/generate` is listed only where the server serves it.
-
-Releases checked against real servers here: see docs/servers.md ("Supported vLLM releases").
-"""
+"""What a vLLM server's route list says, read once per endpoint at start-up (`GET /openapi.json`), and release
+numbers compared as tuples. vLLM 0.32 lists only its runner's routes: a reward model on the generate runner has no
+`/pooling`, a policy on the pooling runner no `/v1/completions`; the start-up checks name the flags that fix it.
+0.13 lists every route whatever the runner, so nothing is concluded from its list."""
 
 from __future__ import annotations
 
@@ -21,17 +15,7 @@ from ..errors import EndpointError
 from .base import Endpoint
 from .transport import request_json
 
-RENDER_PATH = "/v1/completions/render"
-GENERATE_PATH = "/inference/v1/generate"
-# the first release whose /pooling picks `classify` for a one-label head when no task is sent (0.13 does not)
-CLASSIFY_BY_ITSELF = (0, 14)
 OLDEST_SUPPORTED = "0.13.0"
-
-
-class VersionInfo(msgspec.Struct, frozen=True):
-    """`GET /version`."""
-
-    version: str
 
 
 class OpenApi(msgspec.Struct, frozen=True):
@@ -54,55 +38,28 @@ def release(version: str | None) -> tuple[int, ...] | None:
 
 
 @dataclass(frozen=True)
-class VllmFeatures:
-    """A server's release and routes, and the request shapes that follow from them."""
+class Routes:
+    """A server's route list (empty: unknown)."""
 
-    version: str | None = None
-    routes: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def pooling_task(self) -> dict[str, str]:
-        """What a reward request adds: `"task": "classify"` on releases whose /pooling would otherwise answer one
-        value per token (0.13); nothing on later ones or when the release is unknown."""
-        rel = release(self.version)
-        return {"task": "classify"} if rel is not None and rel < CLASSIFY_BY_ITSELF else {}
-
-    @property
-    def has_render(self) -> bool:
-        """Whether `/v1/completions/render` is served (not on 0.13); True when the route list is unknown."""
-        return not self.routes or RENDER_PATH in self.routes
+    paths: frozenset[str] = field(default_factory=frozenset)
 
     def lacks(self, path: str) -> bool:
-        """Whether the route list is known and `path` is not in it (0.32 lists only its runner's routes)."""
-        return bool(self.routes) and path not in self.routes
-
-    @property
-    def too_old(self) -> bool:
-        rel = release(self.version)
-        return rel is not None and rel < release(OLDEST_SUPPORTED)  # type: ignore[operator]
+        """Whether the route list is known and `path` is not in it."""
+        return bool(self.paths) and path not in self.paths
 
 
-def features_from(version_body: Any, openapi_body: Any) -> VllmFeatures:
-    """The features from the two answers (either may be None: a server without that route)."""
-    version = msgspec.convert(version_body, VersionInfo).version if isinstance(version_body, dict) else None
-    routes: frozenset[str] = frozenset()
-    if isinstance(openapi_body, dict):
-        routes = frozenset(msgspec.convert(openapi_body, OpenApi).paths)
-    return VllmFeatures(version, routes)
-
-
-async def _optional_get(ep: Endpoint, path: str) -> Any:
+def routes_from(openapi_body: Any) -> Routes:
     try:
-        return await request_json(ep, "GET", path)
+        return Routes(frozenset(msgspec.convert(openapi_body, OpenApi).paths))
+    except msgspec.ValidationError:
+        return Routes()
+
+
+async def served_routes(ep: Endpoint) -> Routes:
+    """Ask `ep` once for its route list; unknown on a server without `/openapi.json`."""
+    try:
+        return routes_from(await request_json(ep, "GET", "/openapi.json"))
     except EndpointError as exc:
         if " HTTP 404" in str(exc):
-            return None
+            return Routes()
         raise
-
-
-async def detect(ep: Endpoint) -> VllmFeatures:
-    """Ask `ep` once for its release and routes."""
-    try:
-        return features_from(await _optional_get(ep, "/version"), await _optional_get(ep, "/openapi.json"))
-    except (msgspec.ValidationError, TypeError):
-        return VllmFeatures()

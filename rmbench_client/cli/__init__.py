@@ -1,4 +1,4 @@
-"""`rmbench-client`: run, status, score, compare, report, data, serve, stop. One module per subcommand here
+"""`rmbench-client`: run, suite, status, score, compare, report, data, serve, stop. One module per subcommand here
 (compare's and report's are in report/); user mistakes end in one line on stderr and exit code 2."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import __version__
 from ..errors import RmbError, UserError
-from . import run, status
+from . import run, status, suite
 from .compare import add_compare_parser, cmd_compare
 from .data import add_data_parser, cmd_data
 from .report import add_report_parser, cmd_report
@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rmbench-client {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.add_parser(sub, common)
+    suite.add_parser(sub, common)
     status.add_parser(sub, common)
 
     p_score = sub.add_parser("score", parents=[common], help="re-score saved per-sample score files")
@@ -120,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = cast("Console", _LazyConsole())
     commands = {
         "run": run.cmd_run,
+        "suite": suite.cmd_suite,
         "status": status.cmd_status,
         "score": cmd_score,
         "compare": cmd_compare,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
@@ -13,7 +14,26 @@ if TYPE_CHECKING:
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    """`rmbench-client compare`: print the comparison; write the chart when asked."""
+    """`rmbench-client compare`: print the comparison; write the chart when asked. Suite directories: their table
+    (one row per model), then each benchmark that two or more of them ran, compared as runs are."""
+    from ..suite import per_benchmark, suite_dirs
+
+    suites = suite_dirs(args.paths)
+    if suites is None:
+        return _compare_runs(args, console)
+    from ..suite import markdown
+
+    table, runs = per_benchmark(suites)
+    sys.stdout.write(markdown(table))
+    for name, paths in runs.items():
+        sys.stdout.write(f"\n{name}:\n")
+        sys.stdout.flush()
+        chart = f"{Path(args.chart).with_suffix('')}-{name}.png" if args.chart else None
+        _compare_runs(argparse.Namespace(**(vars(args) | {"paths": paths, "chart": chart})), console)
+    return 0
+
+
+def _compare_runs(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console
     from rich.table import Table
 
@@ -44,7 +64,8 @@ def add_compare_parser(subparsers: Any, common: argparse.ArgumentParser | None =
     """Register `compare` on the CLI's subparsers."""
     parents = [common] if common is not None else []
     p: argparse.ArgumentParser = subparsers.add_parser("compare", parents=parents, help="compare runs side by side")
-    p.add_argument("paths", nargs="+", metavar="RUN_OR_SUMMARY", help="run directories or summary.json files")
+    p.add_argument("paths", nargs="+", metavar="RUN_OR_SUMMARY",
+                   help="run directories or summary.json files; or suite directories (runs/<model>)")  # fmt: skip
     p.add_argument("--format", choices=["table", "markdown", "csv"], default="table", help="output format")
     p.add_argument("--chart", metavar="PATH", help="also write a bar chart PNG here")
     p.add_argument(

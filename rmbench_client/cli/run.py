@@ -24,14 +24,27 @@ EXIT_INCOMPLETE = 1
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("run", parents=[common], help="score a benchmark through servers (or a baseline)")
+    add_run_arguments(p, suite=False)
+
+
+def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
+    """The flags of `run`; `suite` takes them all but --benchmark, with --data and --out for every benchmark."""
     p.add_argument("--config", metavar="FILE", help="evaluation YAML (see configs/); flags override it")
     p.add_argument("--model", metavar="NAME", help="the run's name in reports (default: the served model); "
                    "baseline:random|longer|markdown needs no server")  # fmt: skip
     p.add_argument("--type", choices=["reward", "dpo", "judge", "baseline"], help="model type (default: reward)")
-    p.add_argument("--benchmark", choices=benchmarks.NAMES, help="default: rm-bench")
-    p.add_argument("--data", metavar="PATH", help="dataset file or directory "
-                   "(default: $RMBENCH_DATA_DIR, else data/<benchmark>, else the hub)")  # fmt: skip
-    p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>/<benchmark>)")
+    if suite:
+        p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose "
+                       f"data is present; known: {', '.join(benchmarks.NAMES)})")  # fmt: skip
+        p.add_argument("--data", metavar="DIR", help="a directory with one folder per benchmark, as `data fetch` "
+                       "lays it out (default: data/)")  # fmt: skip
+        p.add_argument("--out", metavar="DIR", help="the model's directory, one run directory per benchmark in it "
+                       "(default: runs/<model>)")  # fmt: skip
+    else:
+        p.add_argument("--benchmark", choices=benchmarks.NAMES, help="default: rm-bench")
+        p.add_argument("--data", metavar="PATH", help="dataset file or directory "
+                       "(default: $RMBENCH_DATA_DIR, else data/<benchmark>, else the hub)")  # fmt: skip
+        p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>/<benchmark>)")
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts (the result is partial)")
     p.add_argument("--seed", type=int, metavar="N", help="seed of the bootstrap intervals and of baseline:random")
     g = p.add_argument_group("servers (instead of, or over, the config's roles)")
@@ -68,7 +81,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The config keys the flags set (dotted), None for flags not given."""
-    out: dict[str, Any] = {k: getattr(args, k) for k in ("model", "type", "benchmark", "data", "out", "limit", "seed")}
+    keys = ("model", "type", "benchmark", "data", "out", "limit", "seed")
+    out: dict[str, Any] = {k: getattr(args, k, None) for k in keys}
     out.update({k: v for k, v in vars(args).items() if "." in k})
     if out["type"] is None:  # the role flags imply the type
         out["type"] = "dpo" if args.policy_endpoint else "judge" if args.judge_endpoint else None

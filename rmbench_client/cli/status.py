@@ -45,10 +45,19 @@ def _summary(run_dir: Path) -> dict[str, Any] | None:
     return None
 
 
+def run_dirs_in(model_dir: Path) -> list[Path]:
+    """The run directories of a model's directory (runs/<model>: one per benchmark), by name."""
+    if not model_dir.is_dir():
+        return []
+    return sorted(d for d in model_dir.iterdir() if (d / C.CONFIG_FILE).is_file())
+
+
 def status(run_dir: Path) -> dict[str, Any]:
     """The run directory's state as a dict (what `status --json` prints)."""
     if not (run_dir / C.CONFIG_FILE).is_file():
-        raise DataError(f"{run_dir}: not a run directory (no {C.CONFIG_FILE})")
+        inside = ", ".join(d.name for d in run_dirs_in(run_dir))
+        hint = f"; its run directories: {inside}" if inside else ""
+        raise DataError(f"{run_dir}: not a run directory (no {C.CONFIG_FILE}){hint}")
     cfg = load_config(run_dir / C.CONFIG_FILE)
     out: dict[str, Any] = {"run_dir": str(run_dir), "model": cfg.model, "benchmark": cfg.benchmark, "type": cfg.type}
     pid = _running(run_dir)
@@ -71,30 +80,45 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "status", parents=[common], help="progress, failures and completeness of a run directory, and its scores"
     )
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<model>/<benchmark> or a run's --out)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<model>/<benchmark> or a run's --out), "
+                   "or a model's directory (runs/<model>): each of its runs in a line or two")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
-    found = status(Path(args.run_dir))
+    path = Path(args.run_dir)
+    runs = run_dirs_in(path) if not (path / C.CONFIG_FILE).is_file() else []
+    if runs:  # a model's directory: every benchmark's run, without their tables
+        every = [status(d) for d in runs]
+        if args.json:
+            sys.stdout.write(json.dumps({"model_dir": str(path), "runs": every}) + "\n")
+        else:
+            sys.stdout.write("".join("\n".join(_lines_of(found, None)) + "\n" for found in every))
+        return 0
+    found = status(path)
     if args.json:
         sys.stdout.write(json.dumps(found) + "\n")
         return 0
+    summary = _summary(path)
+    table = found["state"] != "running" and summary is not None and bool(summary.get("scored"))
+    sys.stdout.write("\n".join(_lines_of(found, summary if table else None)) + "\n")
+    if table and summary is not None:
+        from ..report.table import print_summary
+
+        print_summary(summary, title=f"{found['model']} on {found['benchmark']}", console=console)
+    return 0
+
+
+def _lines_of(found: dict[str, Any], table: dict[str, Any] | None) -> list[str]:
+    """A run's status lines; its completeness unless `table` (the summary a table will show) says it."""
     state = found["state"] + (f" (pid {found['pid']})" if "pid" in found else "")
     of = f" of {found['prompts']}" if "prompts" in found else ""
     lines = [
         f"{found['run_dir']}: {found['model']} on {found['benchmark']} ({found['type']}), {state}",
         f"  scored {found['scored']}{of} prompts, {found['failed']} failed",
     ]
-    summary = _summary(Path(args.run_dir))
-    table = found["state"] != "running" and summary is not None and bool(summary.get("scored"))
     if found["state"] == "running":
         lines.append("  in progress: the summary is written when the run ends")
-    elif "complete" in found and not table:  # the table says it otherwise
+    elif "complete" in found and table is None:  # the table says it otherwise
         lines.append("  complete" if found["complete"] else "  partial: " + "; ".join(found.get("partial", [])))
-    sys.stdout.write("\n".join(lines) + "\n")
-    if table and summary is not None:
-        from ..report.table import print_summary
-
-        print_summary(summary, title=f"{found['model']} on {found['benchmark']}", console=console)
-    return 0
+    return lines

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import constants as C
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from ..examples import Example
 from .fields import rename
 from .files import iter_records, record_name
@@ -75,6 +75,10 @@ def load_dataset(
 
     bench = benchmarks.get(benchmark) if isinstance(benchmark, str) else benchmark
     benchmark = bench.name
+    unknown = [k for k in fields or {} if k not in bench.fields]
+    if unknown:
+        known = f"its fields are {', '.join(bench.fields)}" if bench.fields else "it reads its own layout only"
+        raise ConfigError(f"data_fields: {', '.join(map(repr, unknown))} is no field of {benchmark} ({known})")
     files = _files(bench, path)
     examples: list[Example] = []
     seen: dict[str, Path] = {}

@@ -27,7 +27,9 @@ def parse_record(record: Any, path: Path, index: int) -> Example:
     missing = [k for k in ("prompt", "chosen", "rejected") if k not in record]
     if missing:
         raise DataError(f"{where}: missing key(s) {', '.join(missing)} (map other names with data_fields)")
-    subset = record.get("subset", C.PAIRWISE_DEFAULT_SUBSET)
+    subset = record.get("subset")
+    if subset is None:  # absent or null: the default subset, as the docs say
+        subset = C.PAIRWISE_DEFAULT_SUBSET
     if not isinstance(subset, str) or not subset.strip():
         raise DataError(f"{where}: 'subset' must be a non-empty string")
     rid = check.ident(record["id"], where) if record.get("id") is not None else str(index)

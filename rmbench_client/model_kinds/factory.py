@@ -12,7 +12,7 @@ from asyncio_throttle import Throttler
 
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
-from ..backends.http11 import Http11Transport
+from ..backends.session import Session, ssl_context
 from ..chat_templates import resolve_template
 from ..config import ClientOptions, RoleConfig, RunConfig
 from ..endpoint_pool import EndpointPool
@@ -24,24 +24,28 @@ from .dpo import DpoModel
 from .reward import RewardModel
 
 
-def make_transport(role: RoleConfig, options: ClientOptions) -> Http11Transport:
-    """One role's connections: the client's own HTTP/1.1 transport, as httpx's default one costs ~2.5 ms of CPU
-    per request at 16 connections (backends/http11.py)."""
-    return Http11Transport(role.verify_tls, options.connect_timeout, options.read_timeout)
+def _connections(role: RoleConfig) -> int:
+    return len(role.endpoints) * role.concurrency + 8  # every request slot, and the probes beside them
 
 
-def make_client(
-    role: RoleConfig, options: ClientOptions, transport: httpx.AsyncBaseTransport | None = None
-) -> httpx.AsyncClient:
-    """One role's HTTP client, sized for its endpoints' concurrency; TLS verification as that role says."""
-    total = len(role.endpoints) * role.concurrency
+def make_transport(role: RoleConfig, options: ClientOptions) -> Session:
+    """One role's connections: an aiohttp session (backends/session.py), as httpx's own pool costs ~2.5 ms of CPU
+    per request at 16 connections."""
+    return Session(role.verify_tls, options.connect_timeout, options.read_timeout, _connections(role))
+
+
+def make_client(role: RoleConfig, options: ClientOptions, transport: Session | None = None) -> httpx.AsyncClient:
+    """One role's httpx client (the judge's openai client, health probes): on the role's session when given, so
+    every request shares its pool, proxies and TLS; else httpx's own pool, sized for the role."""
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
-    limits = httpx.Limits(max_connections=total + 8, max_keepalive_connections=total + 8)
-    return httpx.AsyncClient(timeout=timeout, limits=limits, verify=role.verify_tls, transport=transport)
+    if transport is not None:  # proxies come from the session (trust_env): httpx must not mount its own
+        return httpx.AsyncClient(timeout=timeout, transport=transport.httpx_transport(), trust_env=False)
+    limits = httpx.Limits(max_connections=_connections(role), max_keepalive_connections=_connections(role))
+    return httpx.AsyncClient(timeout=timeout, limits=limits, verify=ssl_context(role.verify_tls))
 
 
 def endpoints(
-    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Http11Transport | None = None
+    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Session | None = None
 ) -> list[Endpoint]:
     """The role's endpoints; with the client's own transport, requests go to it directly."""
     key = role.api_key(name)
@@ -72,6 +76,8 @@ async def open_model_kind(
         for name in cfg.roles_used():
             role = cfg.roles[name]
             transport = make_transport(role, cfg.client)
+            if transport is not None:  # None: the bench's comparison with httpx's own pool
+                stack.push_async_callback(transport.aclose)
             client = await stack.enter_async_context(make_client(role, cfg.client, transport))
             eps = endpoints(name, role, client, transport)
             served[name] = await preflight(name, eps, role.backend)

@@ -228,3 +228,9 @@ def from_subsets(values: dict[str, float]) -> dict:
     subsets = {name: float(values[name]) for name in C.REWARDBENCH2_SUBSETS if name in values}
     score = float(np.mean(list(subsets.values()))) if subsets else math.nan
     return {"benchmark": "reward-bench-2", "subsets": subsets, "score": score}
+
+
+def headline_intervals(summary: dict) -> dict[str, list[float]]:
+    """The summary's 95% intervals of the headline numbers (the subsets' and the final score's)."""
+    ci = summary.get("ci", {})
+    return dict(ci.get("subsets", {})) | ({"score": ci["score"]} if "score" in ci else {})

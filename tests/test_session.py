@@ -1,8 +1,11 @@
-"""The client's HTTP/1.1 transport against a real loopback server, and vLLM prompt log-prob parsing."""
+"""A role's HTTP session (aiohttp, shared by the scoring path and httpx clients) against real loopback servers:
+keep-alive, TLS, errors, interim 1xx answers, dropped connections, redirects, proxies; and vLLM prompt log-prob
+parsing."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import socket
 import ssl
@@ -13,7 +16,7 @@ import httpx
 import pytest
 
 from rmbench_client.backends.base import Endpoint
-from rmbench_client.backends.http11 import Answer, Http11Transport
+from rmbench_client.backends.session import Answer, Session
 from rmbench_client.backends.transport import request_json
 from rmbench_client.backends.vllm import token_logprobs
 from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
@@ -68,10 +71,14 @@ def run(coro):  # noqa: ANN001, ANN201
     return asyncio.run(coro)
 
 
+def session(verify: bool = True, read_timeout: float = 120.0) -> Session:
+    return Session(verify, connect_timeout=10.0, read_timeout=read_timeout, connections=8)
+
+
 def test_kept_alive_connection_is_reused_and_the_body_arrives():
     async def go() -> tuple[int, list[bytes], list[object]]:
         server = Server(OK)
-        async with server as url, httpx.AsyncClient(transport=Http11Transport()) as client:
+        async with server as url, httpx.AsyncClient(transport=session().httpx_transport()) as client:
             answers = [(await client.post(url + "/x", content=b"hello")).json() for _ in range(3)]
         return server.connections, server.bodies, answers
 
@@ -99,7 +106,7 @@ def test_send_skips_httpx_objects_and_speaks_the_same_http():
             await handle(reader, writer)
 
         server.handle = recording  # type: ignore[method-assign]
-        transport = Http11Transport()
+        transport = session()
         async with server as url:
             target = httpx.URL(url + "/pooling?x=1")
             answers = [await transport.send("POST", target, {"Authorization": "Bearer k"}, b"hi") for _ in range(2)]
@@ -120,7 +127,11 @@ def test_send_skips_httpx_objects_and_speaks_the_same_http():
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             free = s.getsockname()[1]
-        await Http11Transport().send("GET", httpx.URL(f"http://127.0.0.1:{free}/x"), {}, None)
+        role = session()
+        try:
+            await role.send("GET", httpx.URL(f"http://127.0.0.1:{free}/x"), {}, None)
+        finally:
+            await role.aclose()
 
     with pytest.raises(httpx.ConnectError):
         run(refused())
@@ -130,7 +141,7 @@ def test_chunked_answer_is_decoded():
     chunked = b'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{"a"\r\n5\r\n: 2}\n\r\n0\r\n\r\n'
 
     async def go() -> object:
-        async with Server(chunked) as url, httpx.AsyncClient(transport=Http11Transport()) as client:
+        async with Server(chunked) as url, httpx.AsyncClient(transport=session().httpx_transport()) as client:
             return (await client.get(url + "/x")).json()
 
     assert run(go()) == {"a": 2}
@@ -139,7 +150,7 @@ def test_chunked_answer_is_decoded():
 def test_a_connection_the_server_closed_is_replaced():
     async def go() -> tuple[int, list[int]]:
         server = Server(OK, close_after=1)
-        async with server as url, httpx.AsyncClient(transport=Http11Transport()) as client:
+        async with server as url, httpx.AsyncClient(transport=session().httpx_transport()) as client:
             statuses = []
             for _ in range(3):
                 statuses.append((await client.get(url + "/x")).status_code)
@@ -171,8 +182,12 @@ def test_tls_is_verified_unless_the_role_says_not_to(tmp_path: Path):
     async def go(verify: bool) -> object:
         server = Server(OK)
         server.tls = self_signed(tmp_path)
-        async with server as url, httpx.AsyncClient(transport=Http11Transport(verify=verify)) as client:
-            return (await client.post(url + "/x", content=b"hello")).json()
+        role = session(verify)
+        try:
+            async with server as url:
+                return json.loads((await role.send("POST", url + "/x", {}, b"hello")).content)
+        finally:
+            await role.aclose()
 
     assert run(go(False)) == {"a": [1]}
     with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
@@ -185,15 +200,19 @@ def test_refused_and_slow_servers_raise_httpx_errors():
         free = s.getsockname()[1]
 
     async def refused() -> None:
-        async with httpx.AsyncClient(transport=Http11Transport()) as client:
+        async with httpx.AsyncClient(transport=session().httpx_transport()) as client:
             await client.get(f"http://127.0.0.1:{free}/x")
 
-    with pytest.raises(httpx.ConnectError):
+    with pytest.raises(httpx.TransportError):  # httpx-aiohttp names it ConnectTimeout; retried all the same
         run(refused())
 
     async def slow() -> None:
-        async with Server(OK, delay=1.0) as url, httpx.AsyncClient(transport=Http11Transport(read_timeout=0.1)) as c:
-            await c.get(url + "/x")
+        role = session(read_timeout=0.1)
+        try:
+            async with Server(OK, delay=1.0) as url:
+                await role.send("GET", url + "/x", {}, None)
+        finally:
+            await role.aclose()
 
     with pytest.raises(httpx.ReadTimeout):
         run(slow())
@@ -235,7 +254,7 @@ def test_token_logprobs_names_a_missing_token():
     ("answer", "error", "match"),
     [
         (b"HTTP/1.1 503 Busy\r\nretry-after: 2\r\ncontent-length: 4\r\n\r\nbusy", RetryableError, "HTTP 503: busy"),
-        (b"HTTP/1.1 404 No\r\ncontent-length: 20\r\n\r\n" + b'{"error": "no model"}', EndpointError, "no model"),
+        (b"HTTP/1.1 404 No\r\ncontent-length: 21\r\n\r\n" + b'{"error": "no model"}', EndpointError, "no model"),
         (b"HTTP/1.1 400 Bad\r\ncontent-length: 9\r\n\r\ntoo long!", SampleError, "HTTP 400: too long!"),
         (b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n<html", RetryableError, "answer is not JSON"),
     ],
@@ -245,12 +264,122 @@ def test_errors_through_the_transports_send_are_those_through_httpx(answer, erro
     the httpx path does: the same error kinds, messages and Retry-After."""
 
     async def go() -> None:
-        transport = Http11Transport()
-        async with Server(answer) as url, httpx.AsyncClient(transport=transport) as client:
-            await request_json(Endpoint(url, "m", client, transport=transport), "POST", "/pooling", {"a": 1})
+        transport = session()
+        try:
+            async with Server(answer) as url, httpx.AsyncClient(transport=transport.httpx_transport()) as client:
+                await request_json(Endpoint(url, "m", client, transport=transport), "POST", "/pooling", {"a": 1})
+        finally:
+            await transport.aclose()
 
     with pytest.raises(error, match=match) as info:
         run(go())
     assert type(info.value) is error
     if "503" in match:
         assert info.value.retry_after == 2.0
+
+
+class EchoServer(Server):
+    """Answers each request with its own body's length (so an answer given to another request shows), after
+    interim 100 and 103 answers; `drop_second` closes a kept-alive connection on its second request, unanswered."""
+
+    def __init__(self, interim: bytes = b"", drop_second: bool = False, answer: bytes | None = None) -> None:
+        super().__init__(b"")
+        self.interim, self.drop_second, self.fixed = interim, drop_second, answer
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        served = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next(
+                    (int(x.split(b":")[1]) for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")), 0
+                )
+                body = await reader.readexactly(length)
+                self.bodies.append(body)
+                served += 1
+                if self.drop_second and served == 2:
+                    break
+                text = self.fixed or json.dumps({"n": len(body)}).encode()
+                ok = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(text)
+                writer.write(self.interim + (text if self.fixed else ok + text))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+
+def on_endpoint(server: Server, calls: list[tuple[str, str, object]]) -> list[object]:
+    """request_json of each (method, path, payload) on one endpoint with the role's session, in order."""
+
+    async def go() -> list[object]:
+        role = session()
+        try:
+            async with server as url, httpx.AsyncClient(transport=role.httpx_transport()) as client:
+                ep = Endpoint(url, "m", client, transport=role)
+                return [await request_json(ep, method, path, payload) for method, path, payload in calls]
+        finally:
+            await role.aclose()
+
+    return run(go())
+
+
+def test_interim_1xx_answers_never_shift_answers_between_requests():
+    """100 Continue and 103 Early Hints before every answer: each request still reads its own answer."""
+    interim = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"
+    server = EchoServer(interim)
+    payloads = ["a", "bbbb", "cc", "dddddddd"]
+    answers = on_endpoint(server, [("POST", "/pooling", p) for p in payloads])
+    assert answers == [{"n": len(json.dumps(p))} for p in payloads] and server.connections == 1
+
+
+def test_a_request_dropped_on_a_reused_connection_is_one_counted_failure():
+    """The server closes a kept-alive connection on the next request without answering: that request fails once
+    (RetryableError, for the pool's counted, backed-off retries) and was sent once, not on every idle connection."""
+    server = EchoServer(drop_second=True)
+    with pytest.raises(RetryableError):
+        on_endpoint(server, [("POST", "/pooling", "first"), ("POST", "/pooling", "second")])
+    assert server.bodies == [b'"first"', b'"second"']
+
+
+def test_a_redirect_is_an_error_naming_its_location():
+    redirect = (
+        b"HTTP/1.1 308 Permanent Redirect\r\nlocation: https://elsewhere:8000/pooling\r\ncontent-length: 0\r\n\r\n"
+    )
+    with pytest.raises(EndpointError, match=r"HTTP 308 redirect to https://elsewhere:8000/pooling"):
+        on_endpoint(EchoServer(answer=redirect), [("POST", "/pooling", {"a": 1})])
+
+
+def test_conflicting_content_lengths_are_refused():
+    twice = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 12\r\n\r\n{}"
+    with pytest.raises(RetryableError, match="RemoteProtocolError"):
+        on_endpoint(EchoServer(answer=twice), [("POST", "/pooling", {"a": 1})])
+
+
+def test_requests_go_through_the_proxy_the_environment_names(monkeypatch):
+    """HTTP_PROXY is honoured (here a forward proxy that also sends 1xx answers), and NO_PROXY bypasses it."""
+    from forward_proxy import ForwardProxy
+
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = ForwardProxy()
+    with proxy as proxy_url:
+        monkeypatch.setenv("HTTP_PROXY", proxy_url)
+        assert on_endpoint(EchoServer(), [("POST", "/pooling", "xyz")]) == [{"n": 5}]
+        assert proxy.forwarded == 1
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        assert on_endpoint(EchoServer(), [("POST", "/pooling", "xyz")]) == [{"n": 5}]
+        assert proxy.forwarded == 1
+
+
+@pytest.mark.parametrize(("key", "message"), [("abc\n", "line break"), ("ab\rc", "line break"), ("kéy✓", "Latin-1")])
+def test_an_api_key_that_cannot_be_a_header_is_a_config_error(monkeypatch, key, message):
+    from rmbench_client.config import RoleConfig
+    from rmbench_client.errors import ConfigError
+
+    monkeypatch.setenv("MY_KEY", key)
+    role = RoleConfig(served_model="m", endpoints=["http://127.0.0.1:1"], api_key_env="MY_KEY")
+    with pytest.raises(ConfigError, match=f"role judge: MY_KEY holds .*{message}") as info:
+        role.api_key("judge")
+    assert key not in str(info.value)

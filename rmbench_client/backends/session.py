@@ -1,0 +1,86 @@
+"""A role's connections: one aiohttp session (its keep-alive pool, proxies, TLS), shared by every HTTP path.
+
+aiohttp's pool hands out an idle connection of a host in O(1), where httpx's own pool (httpcore) scans every
+connection of the client on each request: ~2.5 ms of CPU per request at 16 connections (docs/performance.md has
+the bench figures). Requests of the backends go to the session directly (`send`); httpx clients — the judge's
+openai client, the health probes — run on the same session through httpx-aiohttp's transport, so every request
+of a role shares one pool and one set of proxy and TLS settings. aiohttp reads interim 1xx answers past, refuses
+malformed framing (conflicting Content-Length), and with `trust_env` honours HTTP(S)_PROXY and NO_PROXY.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import NamedTuple
+
+import aiohttp
+import certifi
+import httpx
+from httpx_aiohttp import AiohttpTransport
+
+
+class Answer(NamedTuple):
+    """An HTTP answer as read: status, headers, body."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    content: bytes
+
+
+def ssl_context(verify: bool) -> ssl.SSLContext:
+    """certifi's CA bundle (the same on every machine), or no verification where a role turns it off."""
+    context = ssl.create_default_context(cafile=certifi.where())
+    if not verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+class Session:
+    """One role's aiohttp session, made on first use (it must be made inside the running event loop)."""
+
+    def __init__(self, verify: bool, connect_timeout: float, read_timeout: float, connections: int) -> None:
+        self._ssl = ssl_context(verify)
+        self._timeout = aiohttp.ClientTimeout(sock_connect=connect_timeout, sock_read=read_timeout)
+        self._connections = connections
+        self._session: aiohttp.ClientSession | None = None
+
+    def ssl_context(self) -> ssl.SSLContext:
+        return self._ssl
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(ssl=self._ssl, limit=self._connections, limit_per_host=0)
+            # trust_env: proxies (and their NO_PROXY exceptions) from the environment, as curl and httpx do
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=self._timeout, trust_env=True, auto_decompress=True
+            )
+        return self._session
+
+    async def send(self, method: str, url: httpx.URL | str, headers: dict[str, str], body: bytes | None) -> Answer:
+        """One request; errors are httpx's (ConnectError, ReadTimeout, RemoteProtocolError), which the retry
+        logic already classifies."""
+        try:
+            async with self.session.request(
+                method, str(url), data=body, headers=headers, allow_redirects=False
+            ) as response:
+                content = await response.read()
+                return Answer(response.status, list(response.raw_headers), content)
+        except TimeoutError as exc:
+            raise httpx.ReadTimeout(str(exc) or "timed out") from exc
+        except aiohttp.ClientConnectorError as exc:
+            raise httpx.ConnectError(str(exc)) from exc
+        except aiohttp.ClientResponseError as exc:  # a malformed answer (framing, headers)
+            raise httpx.RemoteProtocolError(str(exc)) from exc
+        except aiohttp.ClientError as exc:  # a dropped connection, a proxy that failed, ...
+            raise httpx.RemoteProtocolError(f"{type(exc).__name__}: {exc}") from exc
+
+    def httpx_transport(self) -> httpx.AsyncBaseTransport:
+        """httpx over this session, for clients that need httpx's API (openai)."""
+        return AiohttpTransport(client=lambda: self.session)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None

@@ -1,0 +1,74 @@
+"""`rmbench-client suite`: every benchmark whose data is present (or those named with --benchmarks) against the same
+servers, one run directory per benchmark under the model's directory, and `suite.md` / `suite.json` there."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .. import benchmarks
+from ..config import RunConfig
+from ..suite import Planned
+from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "suite", parents=[common], help="every benchmark whose data is present, and the model-card table of them"
+    )
+    add_run_arguments(p, suite=True)
+
+
+def cmd_suite(args: argparse.Namespace, console: Console) -> int:
+    from ..runner import EXIT_INTERRUPTED, run
+    from ..suite import SUITE_MD, model_dir, plan_suite, run_suite
+
+    names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
+    root = args.data
+    base = config(argparse.Namespace(**(vars(args) | {"data": None})))
+    if args.dry_run:
+        return suite_dry_run(plan_suite(base, names, root), args.json)
+    ended: dict[str, Any] = {}
+
+    def run_one(cfg: RunConfig) -> None:
+        if ended.get("signal") is not None:
+            return  # interrupted: the other benchmarks are left for the next suite run
+        sys.stderr.write(f"{cfg.benchmark}: {cfg.out_dir()}\n")
+        result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+        ended["signal"] = result.signal
+        if not result.all_scored:
+            ended["incomplete"] = True
+            why = result.aborted or f"{len(result.failures)} prompt(s) not scored"
+            sys.stderr.write(f"{cfg.benchmark}: incomplete ({why}); rerun the suite to resume\n")
+
+    suite = run_suite(base, names, root, run_one)
+    if args.json:
+        sys.stdout.write(json.dumps(suite) + "\n")
+    else:
+        sys.stdout.write((model_dir(base) / SUITE_MD).read_text(encoding="utf-8"))
+    sys.stderr.write(f"suite directory: {model_dir(base)}\n")
+    if ended.get("signal") is not None:
+        return EXIT_INTERRUPTED[ended["signal"]]
+    errors = any(c["status"] == "error" for c in suite["results"].values())
+    return EXIT_INCOMPLETE if ended.get("incomplete") or errors else 0
+
+
+def suite_dry_run(planned: list[Planned], as_json: bool) -> int:
+    """Each benchmark's `run --dry-run`, or why it is missing; --json: one object keyed by benchmark."""
+    from ..planning import plan
+
+    if as_json:
+        found = {p.name: plan(p.cfg) if p.cfg is not None else {"missing": p.missing} for p in planned}
+        sys.stdout.write(json.dumps(found) + "\n")
+        return 0
+    for p in planned:
+        if p.cfg is None:
+            sys.stdout.write(f"{p.name}: {p.missing}\n")
+        else:
+            dry_run(p.cfg, as_json=False)
+    return 0

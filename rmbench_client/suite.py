@@ -1,0 +1,222 @@
+"""`rmbench-client suite`: every benchmark of the registry whose data is present (or those named) against the same
+servers, one run directory per benchmark under the model's directory, and the model-card table of their headline
+numbers (`suite.md`, `suite.json` in the model's directory).
+
+A benchmark's headline number is the last of its `headline` columns (compare's: RM-Bench's overall avg,
+RewardBench's and RewardBench 2's score, the pairwise macro accuracy) with its 95% interval from
+`headline_intervals`; a benchmark added to the registry joins the suite with no change here. Each run is resumable
+as every run is (its score store), so a suite run again sends only what is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import benchmarks
+from . import constants as C
+from .config import RunConfig
+from .datasets import data_folder
+from .errors import DataError
+from .run_directory import write_atomic
+
+SUITE_JSON = "suite.json"
+SUITE_MD = "suite.md"
+SCORED = ("complete", "partial")  # the statuses of a benchmark that has a run to compare or report
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One benchmark of a suite: its run's config, or why it is not run (no data)."""
+
+    name: str
+    cfg: RunConfig | None
+    missing: str | None = None
+
+
+def model_dir(cfg: RunConfig) -> Path:
+    """The suite's directory: `--out`, else runs/<model>, the parent of each benchmark's default run directory."""
+    return Path(cfg.out) if cfg.out else cfg.replace(out=None).out_dir().parent
+
+
+def plan_suite(base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None) -> list[Planned]:
+    """Per benchmark (the registry's order, or `names`): the run's config when its data is present under
+    `data_root`/<benchmark> (default data/<benchmark>, where `data fetch` puts it), else why it is missing."""
+    root = Path(data_root) if data_root is not None else Path(C.DATA_FOLDER)
+    out = model_dir(base)
+    planned = []
+    for name in names or benchmarks.NAMES:
+        bench = benchmarks.get(name)
+        folder = data_folder(name, root)
+        if not (folder.is_dir() and bench.files_in(folder)):
+            fetch = f"; `rmbench-client data fetch {name}` puts it there" if bench.hub else ""
+            planned.append(Planned(name, None, f"no data in {folder}{fetch}"))
+            continue
+        cfg = base.replace(benchmark=name, data=str(folder), out=str(out / name))
+        planned.append(Planned(name, cfg))
+    return planned
+
+
+def run_suite(
+    base: RunConfig,
+    names: Sequence[str] | None,
+    data_root: str | Path | None,
+    run_one: Callable[[RunConfig], Any],
+) -> dict[str, Any]:
+    """Run every planned benchmark with `run_one` (a benchmark whose data is malformed is marked and the others
+    still run), then write the suite's table from the run directories."""
+    errors: dict[str, str] = {}
+    planned = plan_suite(base, names, data_root)
+    for p in planned:
+        if p.cfg is None:
+            continue
+        try:
+            run_one(p.cfg)
+        except DataError as exc:  # this benchmark's data; the servers and the other benchmarks are fine
+            errors[p.name] = str(exc)
+    missing = {p.name: p.missing for p in planned if p.missing}
+    return write_suite(model_dir(base), base.model, [p.name for p in planned], missing, errors)
+
+
+def _summary(run_dir: Path) -> dict[str, Any] | None:
+    with contextlib.suppress(OSError, ValueError):
+        found = json.loads((run_dir / C.SUMMARY_FILE).read_text(encoding="utf-8"))
+        return found if isinstance(found, dict) else None
+    return None
+
+
+def cell(run_dir: Path, name: str) -> dict[str, Any]:
+    """A benchmark's entry in the table, from its run directory's summary: status complete | partial | missing."""
+    summary = _summary(run_dir)
+    if summary is None or not summary.get("scored"):
+        return {"status": "missing", "why": f"no scored run in {run_dir}"}
+    bench = benchmarks.get(name)
+    columns = bench.headline(summary)
+    headline, value = columns[-1] if columns else ("", None)
+    interval = bench.headline_intervals(summary).get(headline)
+    out = {
+        "status": "complete" if summary.get("complete") else "partial",
+        "headline": headline,
+        "value": value,
+        "ci": interval,
+        "run_dir": str(run_dir),
+    }
+    if not summary.get("complete"):
+        out["why"] = "; ".join(summary.get("partial", [])) or "incomplete"
+    return out
+
+
+def model_row(directory: Path, names: Sequence[str]) -> dict[str, Any]:
+    """One model's row: each named benchmark's cell from directory/<benchmark>."""
+    return {name: cell(directory / name, name) for name in names}
+
+
+def write_suite(
+    directory: Path, model: str, names: Sequence[str], missing: dict[str, str], errors: dict[str, str]
+) -> dict[str, Any]:
+    """suite.json and suite.md in the model's directory; what was written (suite.json's object)."""
+    ran = [n for n in benchmarks.NAMES if n not in names and (directory / n / C.SUMMARY_FILE).is_file()]
+    names = [n for n in benchmarks.NAMES if n in names or n in ran]  # earlier runs in the directory stay in it
+    row = model_row(directory, names)
+    for name, why in missing.items():
+        if row[name]["status"] == "missing":  # an earlier run's result stays, marked by its own status
+            row[name] = {"status": "missing", "why": why}
+    for name, why in errors.items():
+        row[name] = {"status": "error", "why": why}
+    suite = {"model": model, "benchmarks": list(names), "results": row}
+    directory.mkdir(parents=True, exist_ok=True)
+    write_atomic(directory / SUITE_JSON, json.dumps(suite, indent=2) + "\n")
+    write_atomic(directory / SUITE_MD, markdown([suite]))
+    return suite
+
+
+def read_suite(directory: Path) -> dict[str, Any]:
+    """A suite directory's table: from suite.json, its cells read again from the run directories."""
+    path = directory / SUITE_JSON
+    try:
+        suite = json.loads(path.read_text(encoding="utf-8"))
+        names = list(suite["benchmarks"])
+        model = str(suite["model"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path}: not a suite table ({exc})") from None
+    row = model_row(directory, names)
+    for name, old in suite.get("results", {}).items():
+        if name in row and row[name]["status"] == "missing" and old.get("status") in ("missing", "error"):
+            row[name] = old
+    return {"model": model, "benchmarks": names, "results": row, "dir": str(directory)}
+
+
+def is_suite(path: Path) -> bool:
+    return (path / SUITE_JSON).is_file()
+
+
+def suite_dirs(paths: Sequence[str]) -> list[Path] | None:
+    """The paths as suite directories when they are (None when none is); DataError when some are and some not."""
+    found = [is_suite(Path(p)) for p in paths]
+    if not any(found):
+        return None
+    if not all(found):
+        others = ", ".join(p for p, f in zip(paths, found, strict=True) if not f)
+        raise DataError(f"{others}: not a suite directory (no {SUITE_JSON}); give only suites, or only runs")
+    return [Path(p) for p in paths]
+
+
+def per_benchmark(suites: Sequence[Path]) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """The suites' tables, and per benchmark the run directories of the suites that scored it (of two or more
+    suites, those two or more scored)."""
+    tables = [read_suite(d) for d in suites]
+    names = list(dict.fromkeys(n for t in tables for n in t["benchmarks"]))
+    runs = {}
+    for name in names:
+        found = [str(Path(t["dir"]) / name) for t in tables if t["results"].get(name, {}).get("status") in SCORED]
+        if found and len(found) >= min(2, len(tables)):
+            runs[name] = found
+    return tables, runs
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def format_cell(c: dict[str, Any]) -> str:
+    if c["status"] in ("missing", "error"):
+        return c["status"]
+    text = _percent(c["value"])
+    if c.get("ci"):
+        lo, hi = c["ci"]
+        text += f" [{_percent(lo)}, {_percent(hi)}]"
+    return text + (" (partial)" if c["status"] == "partial" else "")
+
+
+def _short(c: dict[str, Any]) -> str:
+    """Why a cell is not complete, cut where a run lists many missing groups (its summary has them all)."""
+    why = str(c["why"])
+    if len(why) <= C.SUITE_NOTE_CHARS:
+        return why
+    where = f" (all in {c['run_dir']}/{C.SUMMARY_FILE})" if "run_dir" in c else ""
+    return why[: C.SUITE_NOTE_CHARS].rsplit(" ", 1)[0] + " …" + where
+
+
+def markdown(suites: Sequence[dict[str, Any]]) -> str:
+    """One row per model, one column per benchmark (headline, in %, with its 95% interval); notes say why a
+    benchmark is partial, missing or failed."""
+    names = list(dict.fromkeys(n for s in suites for n in s["benchmarks"]))
+    heads: dict[str, str | None] = {}
+    for s in suites:
+        for n in names:
+            heads.setdefault(n, s["results"].get(n, {}).get("headline"))
+    header = [f"{n} ({heads[n]})" if heads.get(n) else n for n in names]
+    lines = ["| model | " + " | ".join(header) + " |", "|---|" + "---|" * len(names)]
+    notes = []
+    for s in suites:
+        cells = [s["results"].get(n, {"status": "missing"}) for n in names]
+        lines.append(f"| {s['model']} | " + " | ".join(format_cell(c) for c in cells) + " |")
+        notes += [f"- {s['model']}, {n}: {c['status']}: {_short(c)}" for n, c in zip(names, cells, strict=True)
+                  if "why" in c]  # fmt: skip
+    text = "\n".join(lines) + "\n"
+    legend = "Headline numbers in %, with their 95% bootstrap intervals in brackets."
+    return text + "\n" + legend + "\n" + ("\n" + "\n".join(notes) + "\n" if notes else "")

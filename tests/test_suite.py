@@ -1,0 +1,148 @@
+"""`rmbench-client suite`: every benchmark whose data is present, one run directory each under the model's
+directory, and the table of their headline numbers; resumable; `compare` and `report` over suite directories.
+Baselines need no server; the reward model runs through a real vLLM CPU server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CpuServers
+from helpers_cli import cli, one_error_line, stored
+from helpers_data import require_rmbench
+from hub_schemas import FILTERED_SCHEMA, RB2_SCHEMA, filtered_record, rb2_record, write_parquet
+from rmb_fixture import pair, write_rmb
+
+from rmbench_client.benchmarks import NAMES
+
+PAIRS = [
+    {"prompt": "Name a prime.", "chosen": "Seven is a prime number.", "rejected": "Nine.", "subset": "math"},
+    {"prompt": "Capital of France?", "chosen": "Paris.", "rejected": "Lyon, I think.", "subset": "geo"},
+]
+
+
+def data_root(tmp_path: Path, *, rb: bool = True) -> Path:
+    """rm-bench (chat only: partial), pairwise and RewardBench 2 fixtures; RewardBench with `rb`."""
+    root = tmp_path / "data"
+    (root / "rm-bench").mkdir(parents=True)
+    records = json.loads((require_rmbench() / "chat_filtered.json").read_text())[:3]
+    (root / "rm-bench" / "chat_filtered.json").write_text(json.dumps(records))
+    (root / "pairwise").mkdir()
+    (root / "pairwise" / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
+    four = ["The right answer, stated plainly.", "A wrong answer.", "Another wrong one.", "Off topic entirely."]
+    rb2 = [rb2_record(f"{i}", s, four[:1], four[1:], prompt=f"Question {i}?") for i, s in enumerate(("Math", "Focus"))]
+    write_parquet(root / "reward-bench-2" / "test-00000-of-00001.parquet", rb2, RB2_SCHEMA)
+    write_rmb(root / "rmb", [pair("1", "Helpfulness/Chat/Discussion", "What is 2+2?", "It is 4.", "It is 5.")])
+    if rb:
+        filtered = [filtered_record(i, s, "A helpful answer.", "Bad.") for i, s in enumerate(("alpacaeval-easy",))]
+        write_parquet(root / "reward-bench" / "filtered-00000-of-00001.parquet", filtered, FILTERED_SCHEMA)
+    return root
+
+
+def suite(*args: str) -> dict:
+    proc = cli("suite", "--json", "--no-progress", *args)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return dict(json.loads(proc.stdout))
+
+
+def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_path: Path) -> None:
+    root = data_root(tmp_path, rb=False)
+    longer, rand = tmp_path / "runs" / "longer", tmp_path / "runs" / "random"
+    got = suite("--model", "baseline:longer", "--data", str(root), "--out", str(longer))
+    results = got["results"]
+    assert got["benchmarks"] == list(NAMES)  # the registry's, in its order: a new benchmark joins by itself
+    present = ("rm-bench", "reward-bench-2", "pairwise", "rmb")  # RMB joined the registry after suite was written
+    assert all(c["status"] == "missing" for n, c in results.items() if n not in present)
+    assert (
+        results["reward-bench"]["status"] == "missing" and "data fetch reward-bench" in results["reward-bench"]["why"]
+    )
+    assert results["rm-bench"]["status"] == "partial" and "math, code, safety" in results["rm-bench"]["why"]
+    assert results["rmb"]["status"] == "partial" and results["rmb"]["value"] is not None
+    note = next(line for line in (longer / "suite.md").read_text().splitlines() if ", rmb: partial" in line)
+    assert len(note) < 400 and note.endswith(f"(all in {longer / 'rmb'}/summary.json)")  # RMB lists 95 missing
+    assert results["pairwise"]["status"] == "complete" and results["reward-bench-2"]["status"] == "partial"
+    for name in ("rm-bench", "reward-bench-2", "pairwise"):  # each headline is its run's own number
+        summary = json.loads((longer / name / "summary.json").read_text())
+        assert results[name]["run_dir"] == str(longer / name)
+        own = {"rm-bench": lambda s: s["overall"]["avg"], "reward-bench-2": lambda s: s["score"],
+               "pairwise": lambda s: s["macro_accuracy"]}  # fmt: skip
+        assert results[name]["value"] == own[name](summary)
+    assert (
+        results["rm-bench"]["ci"]
+        == json.loads((longer / "rm-bench" / "summary.json").read_text())["overall"]["ci"]["avg"]
+    )
+    table = (longer / "suite.md").read_text()
+    assert "| baseline:longer |" in table and "(partial)" in table and "| missing |" in table
+    assert json.loads((longer / "suite.json").read_text()) == got
+    proc = cli("status", str(longer), "--json")  # a model's directory: each of its runs
+    assert proc.returncode == 0, proc.stderr
+    found = {r["benchmark"]: r["complete"] for r in json.loads(proc.stdout)["runs"]}
+    assert found == {"pairwise": True, "reward-bench-2": False, "rm-bench": False, "rmb": False}
+
+    dry = cli("suite", "--model", "baseline:longer", "--data", str(root), "--out", str(longer), "--dry-run", "--json")
+    planned = json.loads(dry.stdout)
+    assert planned["reward-bench"] == {"missing": results["reward-bench"]["why"]}
+    assert planned["pairwise"]["to_send"] == 0 and planned["pairwise"]["stored_prompts"] == len(PAIRS)
+    only = suite("--model", "baseline:random", "--data", str(root), "--out", str(rand), "--benchmarks", "pairwise")
+    assert only["benchmarks"] == ["pairwise"] and not (rand / "rm-bench").exists()
+    suite("--model", "baseline:random", "--data", str(root), "--out", str(rand), "--benchmarks", "rm-bench")
+    assert list(json.loads((rand / "suite.json").read_text())["results"]) == ["rm-bench", "pairwise"]  # kept
+
+    proc = cli("compare", str(longer), str(rand))
+    assert proc.returncode == 0, proc.stderr
+    assert "| baseline:longer |" in proc.stdout and "| baseline:random |" in proc.stdout
+    headings = [line for line in proc.stdout.splitlines() if line.endswith(":") and " " not in line]
+    assert headings == ["rm-bench:", "pairwise:"]  # the benchmarks both suites scored
+    proc = cli("report", str(longer), str(rand), "--out", str(tmp_path / "pages"))
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "pages").iterdir()) == ["report-pairwise.html", "report-rm-bench.html"]
+    one_error_line(cli("compare", str(longer), str(longer / "pairwise")), 2, "not a suite directory")
+    one_error_line(cli("suite", "--model", "baseline:longer", "--benchmarks", "rm-bench,nope"), 2, "nope")
+
+
+def test_malformed_data_marks_its_benchmark_and_the_others_still_run(tmp_path: Path) -> None:
+    root = data_root(tmp_path)
+    (root / "pairwise" / "pairs.jsonl").write_text('{"prompt": "no responses"}\n')
+    out = tmp_path / "runs" / "m"
+    proc = cli("suite", "--json", "--no-progress", "--model", "baseline:longer", "--data", str(root), "--out", str(out))
+    assert proc.returncode == 1, proc.stderr
+    results = json.loads(proc.stdout)["results"]
+    assert results["pairwise"]["status"] == "error" and "pairs.jsonl" in results["pairwise"]["why"]
+    assert results["reward-bench"]["status"] == "partial" and "| error |" in (out / "suite.md").read_text()
+
+
+@pytest.mark.server
+def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers: CpuServers, tmp_path: Path) -> None:
+    root = data_root(tmp_path)
+    reward = cpu_servers.config.roles["reward"].to_data() | {"serve": None}
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"model": "tiny-reward", "roles": {"reward": reward}}))
+    out = tmp_path / "runs" / "tiny-reward"
+    first = suite("--config", str(config), "--data", str(root), "--out", str(out))
+    ran = {n: c["status"] for n, c in first["results"].items() if c["status"] != "missing"}
+    assert ran == {
+        "rm-bench": "partial",  # chat only
+        "reward-bench": "partial",  # one subset of RewardBench's
+        "reward-bench-2": "partial",  # no Ties
+        "pairwise": "complete",
+        "rmb": "partial",  # one scenario
+    }
+    assert all(first["results"][n]["value"] is not None and len(first["results"][n]["ci"]) == 2 for n in ran)
+    counts = {n: stored(out / n) for n in ran}
+    dry = cli("suite", "--config", str(config), "--data", str(root), "--out", str(out), "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert {n: p["to_send"] for n, p in json.loads(dry.stdout).items() if n in ran} == dict.fromkeys(ran, 0)
+    again = suite("--config", str(config), "--data", str(root), "--out", str(out))
+    assert again == first and {n: stored(out / n) for n in ran} == counts  # nothing scored again
+
+    files = {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"}
+    dead = tmp_path / "dead.yaml"
+    dead.write_text(
+        yaml.safe_dump({"model": "tiny-reward", "roles": {"reward": reward | {"endpoints": ["http://127.0.0.1:9"]}}})
+    )
+    proc = cli("suite", "--config", str(dead), "--data", str(root), "--out", str(out), "--no-progress")
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert proc.returncode == 1 and len(errors) == 1 and "127.0.0.1:9" in errors[0] and "Traceback" not in proc.stderr
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != ".lock"} == files  # nothing lost

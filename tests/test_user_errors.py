@@ -1,0 +1,85 @@
+"""Common mistakes each give one `error:` line that names the fix, and exit code 2."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import yaml
+from helpers_cli import cli
+
+from rmbench_client import constants as C
+
+
+def one_error(proc) -> str:  # noqa: ANN001
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+@contextmanager
+def models_server(served: str) -> Iterator[str]:
+    """A loopback server that answers /v1/models as vLLM does, serving `served`."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = json.dumps({"object": "list", "data": [{"id": served, "object": "model", "root": "/m"}]})
+            code = 200 if self.path == "/v1/models" else 404
+            self.send_response(code)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_endpoint_ending_in_v1_names_the_root():
+    line = one_error(cli("run", "--endpoint", "http://127.0.0.1:9/v1", "--served-model", "rm"))
+    assert "ends in /v1: give the server's root, 'http://127.0.0.1:9'" in line
+
+
+def test_a_served_name_that_differs_in_case_only(tmp_path):
+    data = pairs(tmp_path / "p.jsonl", [{"prompt": "q", "chosen": "a", "rejected": "b"}])
+    with models_server("Skywork-Reward") as url:
+        proc = cli("run", "--endpoint", url, "--served-model", "skywork-reward", "--benchmark", "pairwise",
+                   "--data", str(data), "--out", str(tmp_path / "r"))  # fmt: skip
+    assert "serves 'Skywork-Reward', not 'skywork-reward': names are case-sensitive" in one_error(proc)
+
+
+def pairs(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_a_data_fields_key_that_is_no_field_is_an_error(tmp_path):
+    data = pairs(tmp_path / "p.jsonl", [{"question": "q", "chosen": "a", "rejected": "b"}])
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"benchmark": "pairwise", "model": "baseline:longer", "type": "baseline",
+                                      "data": str(data), "data_fields": {"promt": "question"}}))  # fmt: skip
+    line = one_error(cli("run", "--config", str(config), "--out", str(tmp_path / "r")))
+    assert "data_fields: 'promt' is no field of pairwise (its fields are id, prompt, chosen, rejected" in line
+
+
+def test_a_null_subset_is_the_default_subset(tmp_path):
+    data = pairs(tmp_path / "p.jsonl", [{"prompt": "q", "chosen": "a longer one", "rejected": "b", "subset": None},
+                                        {"prompt": "r", "chosen": "c longer", "rejected": "d"}])  # fmt: skip
+    proc = cli("run", "--model", "baseline:longer", "--benchmark", "pairwise", "--data", str(data),
+               "--out", str(tmp_path / "r"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(x) for x in (tmp_path / "r" / C.SAMPLES_FILE).read_text().splitlines()]
+    assert [x["subset"] for x in lines] == ["default", "default"]

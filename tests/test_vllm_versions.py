@@ -1,0 +1,67 @@
+"""Answers recorded from real servers of older vLLM releases (tests/recorded/vllm-<version>.json), replayed through
+the client's parsing and feature detection. CI cannot afford those releases' environments; the live tests run
+against the newest release (.venv-server)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+
+from rmbench_client.backends.base import Endpoint
+from rmbench_client.backends.vllm import VllmLogprobs, VllmReward, server_version
+
+RECORDED = Path(__file__).parent / "recorded"
+URL = "http://vllm.test"
+
+
+def replay(version: str) -> httpx.MockTransport:
+    """Each request answered with the recorded answer of the same path and body (the task and all)."""
+    answers = json.loads((RECORDED / f"vllm-{version}.json").read_text())["answers"]
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        payload = json.loads(request.content) if request.content else None
+        for a in answers:
+            if a["path"] == request.url.path and a["method"] == request.method and a["request"] == payload:
+                return httpx.Response(a["status"], json=a["body"])
+        for a in answers:  # the same path with another body (e.g. other messages): the recorded shape
+            if a["path"] == request.url.path and (a["request"] or {}).get("task") == (payload or {}).get("task"):
+                return httpx.Response(a["status"], json=a["body"])
+        return httpx.Response(404, json={"detail": "Not Found"})
+
+    return httpx.MockTransport(handle)
+
+
+def on(version: str, model: str, fn):  # noqa: ANN001, ANN201
+    async def go():  # noqa: ANN202
+        async with httpx.AsyncClient(transport=replay(version)) as client:
+            return await fn(Endpoint(URL, model, client))
+
+    return asyncio.run(go())
+
+
+MESSAGES = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello there"}]
+
+
+def test_vllm_013_reward_is_read_through_task_classify():
+    """0.13 answers /pooling without a task with one value per token; the client asks again with the task."""
+    recorded = json.loads((RECORDED / "vllm-0.13.0.json").read_text())["answers"]
+    classify = next(a for a in recorded if (a["request"] or {}).get("task") == "classify")
+    backend = VllmReward()
+    assert (
+        on("0.13.0", "tiny-reward", lambda ep: backend.rewards_for_messages(ep, MESSAGES))
+        == classify["body"]["data"][0]["data"]
+    )
+    assert backend.task == {"task": "classify"}
+
+
+def test_vllm_013_has_no_render_and_the_client_tokenizes_instead():
+    backend = VllmLogprobs()
+    assert on("0.13.0", "tiny-policy", lambda ep: backend.render_ids(ep, ["Hi"])) == [[45, 78]]
+    assert backend.has_render is False
+
+
+def test_the_server_version_is_read():
+    assert on("0.13.0", "tiny-reward", server_version) == "0.13.0"
