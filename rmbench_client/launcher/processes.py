@@ -32,6 +32,7 @@ from .. import constants as C
 from ..config import RoleConfig, RunConfig
 from ..errors import ServerError
 from .commands import _bind_host, _port, _server_key, _spec, cpu_set, server_command, server_env
+from .releases import installed_release
 
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}  # kept so stop can reap them: no zombies, no ResourceWarning
 
@@ -241,6 +242,7 @@ def start_servers(
                 port = _port(url)
                 tmpdir = tempfile.mkdtemp(prefix=f"rmb-{role}-{port}-")  # short: vLLM puts sockets there
                 cmd = server_command(role, role_cfg, url, root)
+                found, key = installed_release(root / C.SERVER_VENV_DIR), _server_key(role, role_cfg, url)
                 log = states / f"{role}-{port}.log"
                 with open(log, "wb") as out:
                     out.write(f"$ {shlex.join(cmd)}\n".encode())
@@ -249,7 +251,7 @@ def start_servers(
                     cores = cpu_set(spec.cpus[index], f"role {role}: serve.cpus") if spec.cpus else None
                     pin = functools.partial(os.sched_setaffinity, 0, cores) if cores else None  # threads inherit it
                     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                            env=server_env(spec, index, tmpdir, _server_key(role, role_cfg, url)),
+                                            env=server_env(spec, index, tmpdir, key, found),
                                             cwd=root, start_new_session=True,
                                             preexec_fn=pin)  # fmt: skip
                 _CHILDREN[proc.pid] = proc

@@ -24,6 +24,7 @@ import numpy as np
 from ..backends.base import LogprobBackend, Messages
 from ..backends.tgi import TgiLogprobs, added_bos_text
 from ..backends.vllm import VllmLogprobs
+from ..backends.vllm_features import served_routes
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
 from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, DataError
@@ -167,6 +168,13 @@ class DpoModel:
             found = False
             if isinstance(self.backend, VllmLogprobs):
                 vllm = self.backend
+                found_routes = await asyncio.gather(*map(served_routes, pool.endpoints))
+                for ep, routes in zip(pool.endpoints, found_routes, strict=True):
+                    if routes.lacks("/v1/completions"):
+                        raise ConfigError(
+                            f"endpoint {ep}: no /v1/completions route: vLLM serves this model with its pooling "
+                            f"runner, which gives no log-probs; serve the DPO {pool.role} with --runner generate"
+                        )
                 answers = await asyncio.gather(*(vllm.has_generate(ep) for ep in pool.endpoints))
                 found = all(answers)
             self.generate[pool.role] = found

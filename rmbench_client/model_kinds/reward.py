@@ -17,6 +17,7 @@ from typing import Any
 
 from ..backends.base import Messages, TextRewardBackend
 from ..backends.vllm import VllmReward
+from ..backends.vllm_features import served_routes
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
 from ..config import RewardOptions, RoleConfig
 from ..endpoint_pool import EndpointPool
@@ -71,6 +72,14 @@ class RewardModel:
     async def check(self) -> None:
         """Keep an `auto` template only if it tokenizes as the server's does; make sure BOS arrives once (or say
         why it cannot be verified); fingerprint the model."""
+        if self._vllm is not None:  # a reward model on the generate runner: say which flags serve it right
+            found = await asyncio.gather(*map(served_routes, self.pool.endpoints))
+            for ep, routes in zip(self.pool.endpoints, found, strict=True):
+                if routes.lacks("/pooling"):
+                    raise ConfigError(
+                        f"endpoint {ep}: no /pooling route: vLLM serves this model with its generate runner; serve "
+                        "the reward model with --runner pooling --convert classify"
+                    )
         if self.options.template == "auto" and self.template is not None:
             if not await template_agrees(self.pool, self.template):
                 source = self.template.source

