@@ -193,7 +193,7 @@ def test_tei_flat_shape_one_entry_per_input():
 
 def test_tei_named_labels_need_an_order():
     server = Server({"/predict": [TEI["predict_named_labels"]]})
-    with pytest.raises(EndpointError, match="named labels"):
+    with pytest.raises(EndpointError, match="named labels .* set id2label to LABEL_0, LABEL_1, ... in the model's"):
         call(server, lambda ep: TeiReward().rewards_for_texts(ep, ["t"]))
     server = Server({"/predict": [TEI["predict_named_labels"]]})
     ordered = TeiReward(labels=["negative", "positive"])

@@ -34,6 +34,7 @@ class Server:
         self.tls: ssl.SSLContext | None = None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Requests of one connection, each answered by `respond` until it says to close."""
         self.connections += 1
         served = 0
         try:
@@ -42,17 +43,22 @@ class Server:
                 length = next(
                     (int(x.split(b":")[1]) for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")), 0
                 )
-                self.bodies.append(await reader.readexactly(length))
-                await asyncio.sleep(self.delay)
-                writer.write(self.answer)
-                await writer.drain()
+                body = await reader.readexactly(length)
+                self.bodies.append(body)
                 served += 1
-                if self.close_after is not None and served >= self.close_after:
+                if not await self.respond(body, served, writer):
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass  # the client left, or the test ended while a request was open
         finally:
             writer.close()
+
+    async def respond(self, body: bytes, served: int, writer: asyncio.StreamWriter) -> bool:
+        """Answer the connection's `served`-th request; False closes the connection."""
+        await asyncio.sleep(self.delay)
+        writer.write(self.answer)
+        await writer.drain()
+        return self.close_after is None or served < self.close_after
 
     async def __aenter__(self) -> str:
         self.server = await asyncio.start_server(self.handle, "127.0.0.1", 0, ssl=self.tls)
@@ -286,28 +292,14 @@ class EchoServer(Server):
         super().__init__(b"")
         self.interim, self.drop_second, self.fixed = interim, drop_second, answer
 
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        served = 0
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    (int(x.split(b":")[1]) for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")), 0
-                )
-                body = await reader.readexactly(length)
-                self.bodies.append(body)
-                served += 1
-                if self.drop_second and served == 2:
-                    break
-                text = self.fixed or json.dumps({"n": len(body)}).encode()
-                ok = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(text)
-                writer.write(self.interim + (text if self.fixed else ok + text))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
+    async def respond(self, body: bytes, served: int, writer: asyncio.StreamWriter) -> bool:
+        if self.drop_second and served == 2:
+            return False
+        text = self.fixed or json.dumps({"n": len(body)}).encode()
+        ok = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(text)
+        writer.write(self.interim + (text if self.fixed else ok + text))
+        await writer.drain()
+        return True
 
 
 def on_endpoint(server: Server, calls: list[tuple[str, str, object]]) -> list[object]:

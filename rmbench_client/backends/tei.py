@@ -73,7 +73,10 @@ class TeiReward:
         match = _LABEL_INDEX.fullmatch(label)
         if match is None:
             # Named labels carry no order we can know: refuse rather than guess which output is which.
-            raise EndpointError(f"{ep}: the head has named labels ({label!r}, ...); configure their order (labels)")
+            raise EndpointError(
+                f"{ep}: the head has named labels ({label!r}, ...), whose order TEI does not report: set id2label to "
+                "LABEL_0, LABEL_1, ... in the model's config.json, or serve the model with vLLM"
+            )
         return int(match.group(1))
 
 
