@@ -80,6 +80,11 @@ class ForwardProxy:
         return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
 
     def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._server.close)
+        async def close() -> None:
+            self._server.close()
+            await self._server.wait_closed()
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()
