@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from . import constants as C
+from .datasets import judgebench as judgebench_data
 from .datasets import pairwise as pairwise_data
 from .datasets import rewardbench as rewardbench_data
 from .datasets import rewardbench2 as rewardbench2_data
@@ -28,6 +29,7 @@ from .score_files import rewardbench as rewardbench_files
 from .score_files import rewardbench2 as rewardbench2_files
 from .score_files import rmb as rmb_files
 from .score_files import rmbench as rmbench_files
+from .scoring import judgebench as judgebench_scoring
 from .scoring import pairwise as pairwise_scoring
 from .scoring import rewardbench as rewardbench_scoring
 from .scoring import rewardbench2 as rewardbench2_scoring
@@ -94,6 +96,7 @@ class Benchmark:
     chosen_vs_rejected: bool = True
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
+    judges: bool = True  # False where the benchmark combines a judge's verdicts its own way, not yet done here
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -131,6 +134,19 @@ def _rewardbench_headline(summary: dict) -> list[tuple[str, float | None]]:
 def _rewardbench2_headline(summary: dict) -> list[tuple[str, float | None]]:
     subsets = summary.get("subsets", {})
     return [(name, subsets.get(name)) for name in C.REWARDBENCH2_SUBSETS] + [("score", summary.get("score"))]
+
+
+def _judgebench_headline(summary: dict) -> list[tuple[str, float | None]]:
+    """Each category, then the overall accuracy JudgeBench reports (every pair weighs the same)."""
+    return [*summary.get("subsets", {}).items(), ("accuracy", summary.get("accuracy"))]
+
+
+def _judgebench_line(example: Example, scores: PromptScores) -> dict[str, Any]:
+    return pairwise_files.line(example, scores, name="judgebench")
+
+
+def _judgebench_read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> PromptScores | None:
+    return pairwise_files.read(rec, where, index, domain, name="judgebench")
 
 
 def _pairwise_headline(summary: dict) -> list[tuple[str, float | None]]:
@@ -257,6 +273,27 @@ REGISTRY: dict[str, Benchmark] = {
             results_summary=rewardbench2_files.results_summary,
             headline_intervals=rewardbench2_scoring.headline_intervals,
             chosen_vs_rejected=False,
+        ),
+        Benchmark(
+            name="judgebench",
+            fields=("pair_id", "source", "question", "response_A", "response_B", "label"),
+            judges=False,
+            group_field="subset",
+            files_in=judgebench_data.files_in,
+            parse_record=judgebench_data.parse_record,
+            hub=(_hub_parquet(C.JUDGEBENCH_HUB_REPO, *C.JUDGEBENCH_SPLITS),),
+            expected_groups=C.JUDGEBENCH_CATEGORIES,
+            score=judgebench_scoring.score,
+            sample_line=_judgebench_line,
+            read_record=_judgebench_read,
+            table=table.pairwise_table,
+            headline=_judgebench_headline,
+            write_files=_no_files,
+            scored_groups=_subset_groups,
+            prompt_values=pairwise_scoring.prompt_values,
+            headline_numbers=pairwise_scoring.headline_numbers,
+            headline_intervals=pairwise_scoring.headline_intervals,
+            summary_rows=table.pairwise_rows,
         ),
         Benchmark(
             name="pairwise",

@@ -92,6 +92,9 @@ REWARDBENCH2_TIES_WEIGHTS = {
 
 # Your own preference data
 PAIRWISE_DEFAULT_SUBSET = "default"  # the subset of records that name none
+JUDGEBENCH_HUB_REPO = "ScalerLab/JudgeBench"
+JUDGEBENCH_SPLITS = ("gpt", "claude")  # responses by GPT-4o (350 pairs) and by Claude 3.5 Sonnet (270)
+JUDGEBENCH_CATEGORIES = ("knowledge", "reasoning", "math", "coding")
 
 # --- RMB (Zhou-Zoey/RMB-Reward-Model-Benchmark, RMB_dataset/) ---------------------------------------------------
 RMB_SOURCE_REPO = "Zhou-Zoey/RMB-Reward-Model-Benchmark"  # on GitHub; no hub dataset of its own

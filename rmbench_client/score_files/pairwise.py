@@ -14,13 +14,13 @@ from . import rewardbench
 NAME = "pairwise"
 
 
-def line(example: Example, scores: PromptScores) -> dict[str, Any]:
-    return {"benchmark": NAME, **rewardbench.line(example, scores)}
+def line(example: Example, scores: PromptScores, name: str = NAME) -> dict[str, Any]:
+    return {"benchmark": name, **rewardbench.line(example, scores)}
 
 
-def read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> PromptScores | None:
-    """A pairwise record (it names the benchmark), or None when the record is not one."""
-    if rec.get("benchmark") != NAME:
+def read(rec: dict[str, Any], where: str, index: int, domain: str | None, name: str = NAME) -> PromptScores | None:
+    """A one-pair record naming benchmark `name` (pairwise, JudgeBench), or None when the record is not one."""
+    if rec.get("benchmark") != name:
         return None
     pair = rewardbench.pair_scores(rec, where)
     if pair is None:
