@@ -203,6 +203,22 @@ def _hub_parquet(repo: str, *splits: str) -> HubSource:
     return HubSource(repo, tuple(f"data/{split}-*.parquet" for split in splits))
 
 
+def _one_pair(**fields: Any) -> Benchmark:
+    """A benchmark of one chosen-rejected pair per prompt in named subsets (your own pairs, JudgeBench): the
+    pairwise tables, significance and report rows, and no files of its own."""
+    return Benchmark(
+        group_field="subset",
+        table=table.pairwise_table,
+        write_files=_no_files,
+        scored_groups=_subset_groups,
+        prompt_values=pairwise_scoring.prompt_values,
+        headline_numbers=pairwise_scoring.headline_numbers,
+        headline_intervals=pairwise_scoring.headline_intervals,
+        summary_rows=table.pairwise_rows,
+        **fields,
+    )
+
+
 REGISTRY: dict[str, Benchmark] = {
     b.name: b
     for b in (
@@ -274,11 +290,10 @@ REGISTRY: dict[str, Benchmark] = {
             headline_intervals=rewardbench2_scoring.headline_intervals,
             chosen_vs_rejected=False,
         ),
-        Benchmark(
+        _one_pair(
             name="judgebench",
             fields=("pair_id", "source", "question", "response_A", "response_B", "label"),
             judges=False,
-            group_field="subset",
             files_in=judgebench_data.files_in,
             parse_record=judgebench_data.parse_record,
             hub=(_hub_parquet(C.JUDGEBENCH_HUB_REPO, *C.JUDGEBENCH_SPLITS),),
@@ -286,19 +301,11 @@ REGISTRY: dict[str, Benchmark] = {
             score=judgebench_scoring.score,
             sample_line=_judgebench_line,
             read_record=_judgebench_read,
-            table=table.pairwise_table,
             headline=_judgebench_headline,
-            write_files=_no_files,
-            scored_groups=_subset_groups,
-            prompt_values=pairwise_scoring.prompt_values,
-            headline_numbers=pairwise_scoring.headline_numbers,
-            headline_intervals=pairwise_scoring.headline_intervals,
-            summary_rows=table.pairwise_rows,
         ),
-        Benchmark(
+        _one_pair(
             name="pairwise",
             fields=("id", "prompt", "chosen", "rejected", "subset"),
-            group_field="subset",
             files_in=pairwise_data.files_in,
             parse_record=pairwise_data.parse_record,
             hub=(),
@@ -306,14 +313,7 @@ REGISTRY: dict[str, Benchmark] = {
             score=pairwise_scoring.score,
             sample_line=pairwise_files.line,
             read_record=pairwise_files.read,
-            table=table.pairwise_table,
             headline=_pairwise_headline,
-            write_files=_no_files,
-            scored_groups=_subset_groups,
-            prompt_values=pairwise_scoring.prompt_values,
-            headline_numbers=pairwise_scoring.headline_numbers,
-            headline_intervals=pairwise_scoring.headline_intervals,
-            summary_rows=table.pairwise_rows,
         ),
         Benchmark(
             name="rmb",
