@@ -375,3 +375,32 @@ def test_an_api_key_that_cannot_be_a_header_is_a_config_error(monkeypatch, key, 
     with pytest.raises(ConfigError, match=f"role judge: MY_KEY holds .*{message}") as info:
         role.api_key("judge")
     assert key not in str(info.value)
+
+
+def test_the_roles_httpx_client_uses_the_proxy_too(monkeypatch):
+    """The judge's openai client and the probes speak httpx on the role's session: HTTP_PROXY holds for them too."""
+    from forward_proxy import ForwardProxy
+
+    from rmbench_client.config import ClientOptions, RoleConfig
+    from rmbench_client.model_kinds.factory import make_client, make_transport
+
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = ForwardProxy()
+
+    async def go(url: str) -> object:
+        role = RoleConfig(served_model="m", endpoints=[url])
+        transport = make_transport(role, ClientOptions())
+        try:
+            async with make_client(role, ClientOptions(), transport) as client:
+                return (await client.post(url + "/v1/x", content=b'"abc"')).json()
+        finally:
+            await transport.aclose()
+
+    async def served() -> object:
+        async with EchoServer() as url:
+            return await go(url)
+
+    with proxy as proxy_url:
+        monkeypatch.setenv("HTTP_PROXY", proxy_url)
+        assert run(served()) == {"n": 5} and proxy.forwarded == 1

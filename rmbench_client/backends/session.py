@@ -16,7 +16,9 @@ from typing import NamedTuple
 import aiohttp
 import certifi
 import httpx
+from aiohttp.helpers import get_env_proxy_for_url
 from httpx_aiohttp import AiohttpTransport
+from yarl import URL
 
 
 class Answer(NamedTuple):
@@ -25,6 +27,18 @@ class Answer(NamedTuple):
     status: int
     headers: list[tuple[bytes, bytes]]
     content: bytes
+
+
+Proxy = tuple[str | None, aiohttp.BasicAuth | None]
+
+
+def env_proxy(url: URL) -> Proxy:
+    """The proxy the environment names for `url` (HTTP_PROXY / HTTPS_PROXY, unless NO_PROXY exempts its host)."""
+    try:
+        proxy, auth = get_env_proxy_for_url(url)
+    except LookupError:
+        return None, None
+    return str(proxy), auth
 
 
 def ssl_context(verify: bool) -> ssl.SSLContext:
@@ -44,6 +58,13 @@ class Session:
         self._timeout = aiohttp.ClientTimeout(sock_connect=connect_timeout, sock_read=read_timeout)
         self._connections = connections
         self._session: aiohttp.ClientSession | None = None
+        self._proxies: dict[tuple[str, str | None, int | None], Proxy] = {}  # per server: read from the environment
+
+    def proxy_for(self, url: URL) -> Proxy:
+        key = (url.scheme, url.host, url.port)
+        if key not in self._proxies:
+            self._proxies[key] = env_proxy(url)
+        return self._proxies[key]
 
     def ssl_context(self) -> ssl.SSLContext:
         return self._ssl
@@ -52,18 +73,18 @@ class Session:
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
             connector = aiohttp.TCPConnector(ssl=self._ssl, limit=self._connections, limit_per_host=0)
-            # trust_env: proxies (and their NO_PROXY exceptions) from the environment, as curl and httpx do
-            self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, trust_env=True, auto_decompress=True
-            )
+            # proxies are named per request (proxy_for): trust_env would read the environment on every request
+            self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout, trust_env=False)
         return self._session
 
     async def send(self, method: str, url: httpx.URL | str, headers: dict[str, str], body: bytes | None) -> Answer:
         """One request; errors are httpx's (ConnectError, ReadTimeout, RemoteProtocolError), which the retry
         logic already classifies."""
+        target = URL(str(url), encoded=True)
+        proxy, auth = self.proxy_for(target)
         try:
             async with self.session.request(
-                method, str(url), data=body, headers=headers, allow_redirects=False
+                method, target, data=body, headers=headers, allow_redirects=False, proxy=proxy, proxy_auth=auth
             ) as response:
                 content = await response.read()
                 return Answer(response.status, list(response.raw_headers), content)
@@ -76,9 +97,17 @@ class Session:
         except aiohttp.ClientError as exc:  # a dropped connection, a proxy that failed, ...
             raise httpx.RemoteProtocolError(f"{type(exc).__name__}: {exc}") from exc
 
-    def httpx_transport(self) -> httpx.AsyncBaseTransport:
-        """httpx over this session, for clients that need httpx's API (openai)."""
-        return AiohttpTransport(client=lambda: self.session)
+    def httpx_transport(self, url: str | None = None) -> httpx.AsyncBaseTransport:
+        """httpx over this session, for clients that need httpx's API (openai); with the proxy the environment
+        names for `url`'s server."""
+        proxy, auth = self.proxy_for(URL(url)) if url is not None else (None, None)
+        via = httpx.Proxy(proxy, auth=(auth.login, auth.password) if auth else None) if proxy else None
+        return AiohttpTransport(client=lambda: self.session, proxy=via)
+
+    def httpx_mounts(self, urls: list[str]) -> dict[str, httpx.AsyncBaseTransport]:
+        """One transport per server of `urls` (each with its own proxy), for an httpx client's `mounts`."""
+        origins = {str(URL(u).origin()): u for u in urls}
+        return {origin: self.httpx_transport(u) for origin, u in origins.items()}
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -39,7 +39,8 @@ def make_client(role: RoleConfig, options: ClientOptions, transport: Session | N
     every request shares its pool, proxies and TLS; else httpx's own pool, sized for the role."""
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
     if transport is not None:  # proxies come from the session (trust_env): httpx must not mount its own
-        return httpx.AsyncClient(timeout=timeout, transport=transport.httpx_transport(), trust_env=False)
+        mounts = transport.httpx_mounts(role.endpoints)
+        return httpx.AsyncClient(timeout=timeout, transport=transport.httpx_transport(), mounts=mounts, trust_env=False)
     limits = httpx.Limits(max_connections=_connections(role), max_keepalive_connections=_connections(role))
     return httpx.AsyncClient(timeout=timeout, limits=limits, verify=ssl_context(role.verify_tls))
 
