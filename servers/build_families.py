@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from build_models import MARKER, digest, train_bpe
+from build_models import build_once, train_bpe
 
 BUILDER_VERSION = "3"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -147,23 +146,16 @@ def main(argv: list[str] | None = None) -> int:
     families = {name: asdict(family) for name, family in FAMILIES.items()}
     wanted = {"builder_version": BUILDER_VERSION, "families": families, "dimensions": DIMENSIONS}
     wanted["templates"] = templates
-    marker = out / MARKER
-    if not args.force and marker.is_file():
-        found = json.loads(marker.read_text(encoding="utf-8"))
-        if {k: found.get(k) for k in wanted} == wanted:
-            print(f"{out}: already built (builder {BUILDER_VERSION}); --force rebuilds")
-            return 0
-    partial = out.with_name(out.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    for name in FAMILIES:
-        build_family(name, partial)
-    sha256 = digest(partial)
-    (partial / MARKER).write_text(json.dumps({**wanted, "sha256": sha256}, indent=2) + "\n", encoding="utf-8")
-    for path in partial.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    shutil.rmtree(out, ignore_errors=True)
-    partial.rename(out)
-    print(f"{out}: built {len(FAMILIES)} families (policy, reward), sha256 {sha256[:16]}")
+
+    def build_all(partial: Path) -> None:
+        for name in FAMILIES:
+            build_family(name, partial)
+
+    sha256 = build_once(out, wanted, args.force, build_all)
+    if sha256 is None:
+        print(f"{out}: already built (builder {BUILDER_VERSION}); --force rebuilds")
+    else:
+        print(f"{out}: built {len(FAMILIES)} families (policy, reward), sha256 {sha256[:16]}")
     return 0
 
 

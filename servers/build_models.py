@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +184,26 @@ def digest(out: Path) -> str:
     return h.hexdigest()
 
 
+def build_once(out: Path, wanted: dict[str, Any], force: bool, build_into: Callable[[Path], None]) -> str | None:
+    """Build into `out` unless its marker already records `wanted` (None then); else the build's sha256. The
+    build goes next to the target and is swapped in, so an interrupted build never leaves a half-written model."""
+    marker = out / MARKER
+    if not force and marker.is_file():
+        found = json.loads(marker.read_text(encoding="utf-8"))
+        if {k: found.get(k) for k in wanted} == wanted:
+            return None
+    partial = out.with_name(out.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    build_into(partial)
+    sha256 = digest(partial)
+    (partial / MARKER).write_text(json.dumps({**wanted, "sha256": sha256}, indent=2) + "\n", encoding="utf-8")
+    for path in partial.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)  # safetensors writes 0600; servers may run as another user
+    shutil.rmtree(out, ignore_errors=True)
+    partial.rename(out)
+    return sha256
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=sorted(SIZES), default="tiny")
@@ -192,23 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out
     # the dimensions too: a size whose dimensions changed is rebuilt
     wanted = {"builder_version": BUILDER_VERSION, "size": args.size, "dimensions": SIZES[args.size]}
-    marker = out / MARKER
-    if not args.force and marker.is_file():
-        found = json.loads(marker.read_text(encoding="utf-8"))
-        if {k: found.get(k) for k in wanted} == wanted:
-            print(f"{out}: already built ({args.size}, builder {BUILDER_VERSION}); --force rebuilds")
-            return 0
-    # Build next to the target and swap it in, so an interrupted build never leaves a half-written model.
-    partial = out.with_name(out.name + ".partial")
-    shutil.rmtree(partial, ignore_errors=True)
-    build(args.size, partial)
-    sha256 = digest(partial)
-    (partial / MARKER).write_text(json.dumps({**wanted, "sha256": sha256}, indent=2) + "\n", encoding="utf-8")
-    for path in partial.rglob("*"):
-        path.chmod(0o755 if path.is_dir() else 0o644)  # safetensors writes 0600; servers may run as another user
-    shutil.rmtree(out, ignore_errors=True)
-    partial.rename(out)
-    print(f"{out}: built {args.size} models (policy, reference, reward), sha256 {sha256[:16]}")
+    sha256 = build_once(out, wanted, args.force, lambda partial: build(args.size, partial))
+    if sha256 is None:
+        print(f"{out}: already built ({args.size}, builder {BUILDER_VERSION}); --force rebuilds")
+    else:
+        print(f"{out}: built {args.size} models (policy, reference, reward), sha256 {sha256[:16]}")
     return 0
 
 
