@@ -79,7 +79,9 @@ async def ask(ep: Endpoint, messages: list[dict[str, str]], options: JudgeOption
     """The judge's answer text (one HTTP request); failures mapped onto the error tree."""
     if ep.url not in cache:  # an OpenAI client on the role's HTTP client; retries are the pool's, not the library's
         key = ep.headers.get("Authorization", "").removeprefix("Bearer ") or "unused"
-        cache[ep.url] = openai.AsyncOpenAI(base_url=f"{ep.url}/v1", api_key=key, http_client=ep.client, max_retries=0)
+        # openai 3.x annotates httpx2's client but accepts httpx's (is_legacy_httpx_async_client); 1.x/2.x want httpx's
+        client: Any = ep.client
+        cache[ep.url] = openai.AsyncOpenAI(base_url=f"{ep.url}/v1", api_key=key, http_client=client, max_retries=0)
     try:
         response = await cache[ep.url].chat.completions.create(
             model=ep.model, messages=messages, temperature=0.0, max_tokens=options.max_tokens
