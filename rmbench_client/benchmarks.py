@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from .datasets import rmb as rmb_data
 from .datasets import rmbench as rmbench_data
 from .errors import ConfigError
 from .examples import Example, PromptScores
+from .model_kinds.base import JudgeMode
 from .report import table
 from .score_files import pairwise as pairwise_files
 from .score_files import rewardbench as rewardbench_files
@@ -74,7 +75,7 @@ class Benchmark:
     table: Callable[[dict, str], Table]  # the summary as a terminal table
     headline: Callable[[dict], list[tuple[str, float | None]]]  # compare's columns: (name, fraction)
     write_files: Callable[[Path, RunMeta, dict, Mapping[str, Example], Sequence[PromptScores]], list[Path]]
-    judge_mode: Literal["pairwise", "rating"] = "pairwise"  # how a generative judge scores a prompt
+    judge_mode: JudgeMode = "pairwise"  # how a generative judge scores a prompt
     scored_groups: Callable[[dict], list[str]] = field(default=lambda s: [])  # the groups a summary scored
     # a results file's object (subset scores, e.g. eval-set/<model>.json) -> its summary; None: not this benchmark's
     results_summary: Callable[[dict[str, Any], str], dict | None] | None = None
@@ -96,7 +97,6 @@ class Benchmark:
     chosen_vs_rejected: bool = True
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
-    judges: bool = True  # False where the benchmark combines a judge's verdicts its own way, not yet done here
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -293,7 +293,7 @@ REGISTRY: dict[str, Benchmark] = {
         _one_pair(
             name="judgebench",
             fields=("pair_id", "source", "question", "response_A", "response_B", "label"),
-            judges=False,
+            judge_mode="judgebench",
             files_in=judgebench_data.files_in,
             parse_record=judgebench_data.parse_record,
             hub=(_hub_parquet(C.JUDGEBENCH_HUB_REPO, *C.JUDGEBENCH_SPLITS),),

@@ -267,11 +267,6 @@ def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset,
 def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bool = True) -> RunResult:
     """The whole run, synchronously (the CLI entry). The benchmark is resolved here, once, and passed down."""
     bench = benchmarks.get(cfg.benchmark)
-    if cfg.type == "judge" and not bench.judges:
-        raise ConfigError(
-            f"{bench.name}: generative judges are not supported yet (it combines a judge's two verdicts its own "
-            "way); score a reward model or a DPO pair on it"
-        )
     dataset, examples = load_examples(cfg, bench)
     with RunDirectory(cfg.out_dir()) as run_dir:
         files = RunFiles(run_dir, cfg, fresh)

@@ -13,8 +13,10 @@ import pytest
 from helpers_cli import cli
 
 from rmbench_client import benchmarks
+from rmbench_client.config import JudgeOptions
 from rmbench_client.datasets import load_dataset
 from rmbench_client.examples import PromptScores
+from rmbench_client.model_kinds.judge import JudgeModel, credit_both, judgebench
 
 QUESTION = "What is 2 + 2?\n(A) 3\n(B) 4\nLet's think step by step."
 
@@ -96,11 +98,40 @@ def test_a_bad_label_is_one_error_naming_the_record(tmp_path):
     assert f"{bad}: record 0" in lines[0] and "label 'A=B' is neither 'A>B' nor 'B>A'" in lines[0]
 
 
-def test_judges_are_refused_in_one_line(tmp_path):
-    hub_split(tmp_path / "d", "gpt", RECORDS)
-    proc = cli("run", "--judge-endpoint", "http://127.0.0.1:9", "--served-model", "j", "--benchmark", "judgebench",
-               "--data", str(tmp_path / "d"), "--out", str(tmp_path / "r"))  # fmt: skip
-    assert proc.returncode == 2 and "judgebench: generative judges are not supported yet" in proc.stderr
+def judgebench_reference(label: str, decisions: list[str | None]) -> bool:
+    """JudgeBench's combination, as its utils/metrics.py states it: decisions in its own terms ("A>B", "B>A",
+    "A=B" or None), the second game's decision flipped back to the original order; +1 per decision equal to the
+    label, -1 per decision equal to the flipped label; correct when the sum is positive."""
+    flip = {"A>B": "B>A", "B>A": "A>B"}
+    first, second = decisions[0], flip.get(decisions[1] or "", decisions[1])
+    counter = sum((d == label) - (d == flip[label]) for d in (first, second))
+    return counter > 0
+
+
+VERDICT_AS_DECISION = {"A": "A>B", "B": "B>A", "C": "A=B", None: None}
+
+
+@pytest.mark.parametrize("first", ["A", "B", "C", None])
+@pytest.mark.parametrize("second", ["A", "B", "C", None])
+def test_a_judges_two_verdicts_combine_as_judgebench_combines_them(first, second):
+    """Chosen shown as A first, as B second (the project's `both` order); JudgeBench's games show its response_A
+    first, so with label "A>B" the project's two games are JudgeBench's two games."""
+    expected = judgebench_reference("A>B", [VERDICT_AS_DECISION[first], VERDICT_AS_DECISION[second]])
+    assert judgebench(first, second) == float(expected)
+
+
+def test_judgebench_differs_from_the_projects_both_orders_where_judgebench_says():
+    assert judgebench("A", "C") == 1.0 and credit_both("A", "C") == 0.5  # one win, one tie: correct
+    assert judgebench("A", "A") == 0.0 and credit_both("A", "A") == 0.5  # position bias: not correct
+    assert judgebench(None, None) == 0.0 and credit_both(None, None) == 0.5  # no verdict: not correct
+
+
+def test_a_judge_on_judgebench_always_asks_both_orders_and_counts_split_pairs():
+    judge = JudgeModel(None, JudgeOptions(order="random"), "judgebench", {})  # type: ignore[arg-type]
+    assert judge.order == "both" and judge.identity["order"] == "both" and judge.identity["seed"] is None
+    values = [judge.reduce({"verdicts": v, "answers": ["", ""]}) for v in (["A", "B"], ["A", "C"], ["A", "A"])]
+    assert values == [1.0, 1.0, 0.0]
+    assert judge.warnings == ["2 pair(s) judged differently in the two orders were scored as JudgeBench does"]
 
 
 @pytest.mark.server
@@ -130,5 +161,31 @@ def test_judgebench_through_real_vllm_servers(cpu_servers, tmp_path, kind):
             assert abs(line["score_chosen"] - chosen) <= 1e-4 and abs(line["score_rejected"] - rejected) <= 1e-4
     correct = [lines[r["pair_id"]]["score_chosen"] > lines[r["pair_id"]]["score_rejected"] for r in RECORDS]
     assert result.summary["accuracy"] == pytest.approx(sum(correct) / len(correct))
+    rescored = cli("score", str(result.out_dir / "samples.jsonl"), "--json")
+    assert json.loads(rescored.stdout)["subsets"] == result.summary["subsets"]
+
+
+@pytest.mark.server
+def test_a_judge_on_judgebench_through_a_real_vllm_server(cpu_servers, tmp_path):
+    """The tiny policy as the judge: its 8-token answers hold no verdict, so every pair is not correct as JudgeBench
+    counts it (the project's own `both` would give 0.5): accuracy 0, both orders asked, re-scored the same."""
+    from rmbench_client.config import RunConfig
+    from rmbench_client.runner import run
+
+    hub_split(tmp_path / "data", "gpt", RECORDS)
+    base = cpu_servers.config.to_data()
+    cfg = RunConfig.from_data({
+        **base, "model": "tiny-judge", "type": "judge", "roles": {"judge": {**base["roles"]["policy"], "serve": None}},
+        "judge": {"max_tokens": 8}, "benchmark": "judgebench", "data": str(tmp_path / "data"),
+        "out": str(tmp_path / "run"),
+    })  # fmt: skip
+    result = run(cfg, progress=False)
+    assert result.all_scored and result.summary["complete"] is True
+    assert result.summary["accuracy"] == 0.0 and set(result.summary["subsets"].values()) == {0.0}
+    assert result.summary["warnings"] == [
+        f"{2 * len(RECORDS)} judge answer(s) held no verdict (counted for neither response, as JudgeBench does)"
+    ]
+    lines = [json.loads(x) for x in (result.out_dir / "samples.jsonl").read_text().splitlines()]
+    assert all(len(x["details"]["answers"][0]) == 2 for x in lines)  # both orders, whatever judge.order says
     rescored = cli("score", str(result.out_dir / "samples.jsonl"), "--json")
     assert json.loads(rescored.stdout)["subsets"] == result.summary["subsets"]

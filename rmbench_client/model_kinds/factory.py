@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 from asyncio_throttle import Throttler
@@ -18,7 +18,7 @@ from ..config import ClientOptions, RoleConfig, RunConfig
 from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError
 from ..model_identity import preflight
-from .base import ModelKind
+from .base import JudgeMode, ModelKind
 from .baseline import BaselineModel
 from .dpo import DpoModel
 from .reward import RewardModel
@@ -61,9 +61,7 @@ def _table(kind: str, role: str, backend: str, table: Any) -> Any:
 
 
 @asynccontextmanager
-async def open_model_kind(
-    cfg: RunConfig, judge_mode: Literal["pairwise", "rating"] = "pairwise"
-) -> AsyncIterator[ModelKind]:
+async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") -> AsyncIterator[ModelKind]:
     """The model kind of the config, its HTTP clients and pools open for the duration, checks passed."""
     if cfg.type == "baseline":
         yield BaselineModel(cfg.baseline, cfg.seed)

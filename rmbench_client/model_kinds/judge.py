@@ -5,6 +5,7 @@ last `[[A]]`, `[[B]]` or `[[C]]` (tie) in the answer. `judge.order: random` asks
 random order (`judge.seed`), and credits 1 / 0, or 0.5 for a tie or an answer without a verdict, as RewardBench's
 generative script does. `judge.order: both` asks in both orders and credits 1 only when the chosen answer wins
 both times, 0 when the rejected one does, and 0.5 otherwise; inconsistent pairs are counted in the warnings.
+JudgeBench mode always asks both orders and combines the two verdicts as JudgeBench's own code does (`judgebench`).
 Rating mode (RewardBench 2): each answer is rated 1-10 on its own, the rating is the last number of the answer;
 one that cannot be parsed is -1, so it is never among the top-rated (all unparsed: every answer ties, 1/k = 0.25),
 as reward-bench does.
@@ -16,7 +17,7 @@ import asyncio
 import hashlib
 import json
 import re
-from typing import Any, Literal
+from typing import Any
 
 import openai
 
@@ -27,7 +28,7 @@ from ..errors import EndpointError, RetryableError, SampleError
 from ..examples import Example, prompt_text
 from ..retry import retry_after_seconds
 from ..scoring.rewardbench2 import UNPARSED
-from .base import Unit
+from .base import JudgeMode, Unit
 
 SYSTEM = (
     "You are a careful, impartial evaluator. You will see a user's question and two answers written by AI "
@@ -75,6 +76,17 @@ def credit_both(first: str | None, second: str | None) -> float:
     return a if a == b else 0.5
 
 
+def judgebench(first: str | None, second: str | None) -> float:
+    """Both orders asked, combined as JudgeBench does (utils/metrics.py `compute_final_metrics`, commit 12a499c):
+    each verdict for the correct response counts +1, each for the other -1, a tie or no verdict 0; the pair is
+    correct (1) when the count is positive, else 0. One win and one tie is correct; one win and one loss is not."""
+    votes = sum({1.0: 1, 0.0: -1}.get(c, 0) for c in (credit(first, swapped=False), credit(second, swapped=True)))
+    return 1.0 if votes > 0 else 0.0
+
+
+COMBINE = {"pairwise": credit_both, "judgebench": judgebench}  # how a mode combines the two orders' verdicts
+
+
 async def ask(ep: Endpoint, messages: list[dict[str, str]], options: JudgeOptions, cache: dict) -> str | None:
     """The judge's answer text (one HTTP request); failures mapped onto the error tree."""
     if ep.url not in cache:  # an OpenAI client on the role's HTTP client; retries are the pool's, not the library's
@@ -104,13 +116,14 @@ class JudgeModel:
         self,
         pool: EndpointPool,
         options: JudgeOptions,
-        mode: Literal["pairwise", "rating"],
+        mode: JudgeMode,
         served: dict[str, Any],
     ) -> None:
         self.pool = pool
         self.options = options
         self.mode = mode
-        self.pairwise = mode == "pairwise"
+        self.pairwise = mode != "rating"
+        self.order = "both" if mode == "judgebench" else options.order  # JudgeBench's protocol asks both orders
         self.unparsed = 0
         self.inconsistent = 0
         self._clients: dict[str, openai.AsyncOpenAI] = {}
@@ -118,8 +131,8 @@ class JudgeModel:
         self._identity = {
             "kind": "judge",
             "mode": mode,
-            "order": options.order if self.pairwise else None,
-            "seed": options.seed if self.pairwise and options.order == "random" else None,
+            "order": self.order if self.pairwise else None,
+            "seed": options.seed if self.pairwise and self.order == "random" else None,
             "max_tokens": options.max_tokens,
             "prompts": hashlib.sha256(json.dumps(prompts).encode()).hexdigest()[:16],
             # a judge's answers cannot be fingerprinted cheaply: the identity is what the server reports
@@ -134,10 +147,15 @@ class JudgeModel:
     def warnings(self) -> list[str]:
         out = []
         if self.unparsed:
-            what = "held no verdict and were scored 0.5" if self.pairwise else "held no 1-10 rating (rated -1)"
+            what = {
+                "pairwise": "held no verdict and were scored 0.5",
+                "rating": "held no 1-10 rating (rated -1)",
+                "judgebench": "held no verdict (counted for neither response, as JudgeBench does)",
+            }[self.mode]
             out.append(f"{self.unparsed} judge answer(s) {what}")
         if self.inconsistent:
-            out.append(f"{self.inconsistent} pair(s) judged differently in the two orders were scored 0.5")
+            scored = "scored as JudgeBench does" if self.mode == "judgebench" else "scored 0.5"
+            out.append(f"{self.inconsistent} pair(s) judged differently in the two orders were {scored}")
         return out
 
     async def check(self) -> None:
@@ -171,7 +189,7 @@ class JudgeModel:
         ]
 
     async def _pair(self, prompt: str, chosen: str, rejected: str) -> dict[str, Any]:
-        if self.options.order == "both":
+        if self.order == "both":
             answers = await asyncio.gather(
                 self._answer(self._compare(prompt, chosen, rejected)),
                 self._answer(self._compare(prompt, rejected, chosen)),
@@ -196,9 +214,8 @@ class JudgeModel:
         if "verdicts" in value:
             first, second = value["verdicts"]
             self.unparsed += (first is None) + (second is None)
-            result = credit_both(first, second)
-            self.inconsistent += result == 0.5 and credit(first, False) != credit(second, True)
-            return result
+            self.inconsistent += credit(first, False) != credit(second, True)
+            return COMBINE[self.mode](first, second)
         self.unparsed += value["verdict"] is None
         return credit(value["verdict"], value["swapped"])
 
