@@ -19,6 +19,9 @@ $(BIN)/rmbench-client: pyproject.toml
 	@echo "client environment $(VENV): $$($(PYTHON) -c 'import sys; print(sys.executable, sys.version.split()[0])')"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -e '.[dev]'
+	@# reward-bench's judge prompts (judge.prompt: reward-bench), read from its package: without its dependencies,
+	@# which include torch (the release is constants.REWARDBENCH_PROMPTS_PACKAGE)
+	$(BIN)/pip install -q --no-deps rewardbench==0.1.4
 	$(BIN)/python -m compileall -q rmbench_client
 	touch $@
 

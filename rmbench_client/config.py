@@ -136,6 +136,8 @@ class DpoOptions(Strict, frozen=True, kw_only=True):
 class JudgeOptions(Strict, frozen=True, kw_only=True):
     max_tokens: AtLeastOne = C.JUDGE_MAX_TOKENS  # room for the reasoning before the verdict
     order: Literal["random", "both"] = "random"  # one seeded random order per pair, or both orders
+    # the project's prompts, or reward-bench's (read from its installed package: model_kinds/judge_prompts.py)
+    prompt: Literal["project", "reward-bench"] = "project"
     seed: int = 0  # the answer order's seed: apart from the bootstrap's, so a new bootstrap seed re-judges nothing
 
 

@@ -208,6 +208,8 @@ PREFLIGHT_ATTEMPTS = 3  # tries of GET /v1/models per endpoint before a run star
 ALL_DOWN_PATIENCE_S = 300.0  # how long a role may have no healthy endpoint before the run gives up
 API_KEY_ENV = "RMBENCH_API_KEY"
 JUDGE_MAX_TOKENS = 1024
+# the release whose prompts `judge.prompt: reward-bench` reads (installed without its dependencies)
+REWARDBENCH_PROMPTS_PACKAGE = "rewardbench==0.1.4"
 
 # --- outputs ----------------------------------------------------------------------------------------------------
 RUNS_DIR = "runs"

@@ -24,3 +24,15 @@ class Recorder(httpx.AsyncBaseTransport):
 
     def all_closed(self) -> bool:
         return all(r.is_closed for r in self.responses)
+
+
+def completion(text: str) -> dict:
+    """A chat completion as vLLM's OpenAI-compatible server answers it."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "judge",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }

@@ -12,27 +12,17 @@ from pathlib import Path
 import httpx
 import pytest
 from helpers_data import require_rmbench
+from helpers_http import completion
 
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.config import JudgeOptions, RunConfig
 from rmbench_client.errors import EndpointError, RetryableError, SampleError
 from rmbench_client.model_kinds.judge import ask as ask_judge
-from rmbench_client.model_kinds.judge import credit, credit_both, parse_rating, parse_verdict
+from rmbench_client.model_kinds.judge import credit, credit_both, parse_rating
+from rmbench_client.model_kinds.judge_prompts import last_verdict as parse_verdict
 from rmbench_client.runner import run
 
 CLI = str(Path(sys.executable).with_name("rmbench-client"))
-
-
-def completion(text: str) -> dict:
-    """A chat completion as vLLM's OpenAI-compatible server answers it."""
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "judge",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }
 
 
 @pytest.mark.parametrize(
@@ -105,10 +95,11 @@ def test_judge_errors(status, error):
 
 
 @pytest.mark.server
-@pytest.mark.parametrize("order", ["random", "both"])
-def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path, order):
-    """The tiny policy model as a judge: requests go through, its answers hold no verdict, so every
-    comparison scores 0.5 and is counted; the per-sample file re-scores to the same summary."""
+@pytest.mark.parametrize(("order", "prompt"), [("random", "project"), ("both", "reward-bench")])
+def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path, order, prompt):
+    """The tiny policy model as a judge, with the project's prompts or reward-bench's: requests go through, its
+    answers hold no verdict, so every comparison scores 0.5 and is counted; the per-sample file re-scores to the
+    same summary; the summary names the prompts."""
     records = json.loads((require_rmbench() / "chat_filtered.json").read_text())
     records.sort(key=lambda r: len(r["prompt"]) + sum(len(x) for x in r["chosen"] + r["rejected"]))
     data = tmp_path / "chat_filtered.json"
@@ -121,7 +112,7 @@ def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path, order):
             "model": "tiny-judge",
             "type": "judge",
             "roles": {"judge": judge_role},
-            "judge": {"max_tokens": 8, "order": order},
+            "judge": {"max_tokens": 8, "order": order, "prompt": prompt},
             "data": str(data),
             "out": str(tmp_path / "run"),
         }
@@ -129,6 +120,7 @@ def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path, order):
     result = run(cfg, progress=False)
     pairs = {(r["prompt"], c, j) for r in records[:2] for c in r["chosen"] for j in r["rejected"]}
     assert result.all_scored and result.sent_sequences == len(pairs)  # each distinct comparison asked once
+    assert result.summary["identity"]["prompt"] == ("reward-bench 0.1.4" if prompt == "reward-bench" else prompt)
     chat = result.summary["domains"]["chat"]
     assert chat["easy"] == chat["normal"] == chat["hard"] == 0.5
     answers = 18 * (2 if order == "both" else 1)  # both orders: every pair asked twice

@@ -65,6 +65,8 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     o.add_argument("--dpo-template", dest="dpo.template", metavar="T", help="DPO template: server, auto, or a file")
     o.add_argument("--judge-order", dest="judge.order", choices=["random", "both"],
                    help="a judge sees each pair once in a seeded random order, or in both orders")  # fmt: skip
+    o.add_argument("--judge-prompt", dest="judge.prompt", choices=["project", "reward-bench"],
+                   help="the project's judge prompts, or reward-bench's (from its installed package)")  # fmt: skip
     o.add_argument("--judge-seed", dest="judge.seed", type=int, metavar="N", help="seed of the judge's answer order")
     o.add_argument("--judge-max-tokens", dest="judge.max_tokens", type=int, metavar="N", help="judge answer length")
     o.add_argument("--rate-limit", dest="client.rate_limit", type=float, metavar="R", help="requests per second")

@@ -99,8 +99,10 @@ async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") ->
             if cfg.roles["judge"].backend not in JUDGE_BACKENDS:
                 raise ConfigError(f"role judge: needs an OpenAI-compatible chat endpoint ({', '.join(JUDGE_BACKENDS)})")
             from .judge import JudgeModel  # openai: seconds of imports that other runs never need
+            from .judge_prompts import PROMPTS
 
-            model = JudgeModel(pools["judge"], cfg.judge, judge_mode, served["judge"])
+            prompts = PROMPTS[cfg.judge.prompt]()
+            model = JudgeModel(pools["judge"], cfg.judge, judge_mode, served["judge"], prompts)
         else:
             kinds = {cfg.roles[r].backend for r in cfg.roles_used()}
             if len(kinds) > 1:
