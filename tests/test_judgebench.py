@@ -17,6 +17,7 @@ from rmbench_client.config import JudgeOptions
 from rmbench_client.datasets import load_dataset
 from rmbench_client.examples import PromptScores
 from rmbench_client.model_kinds.judge import JudgeModel, credit_both, judgebench
+from rmbench_client.model_kinds.judge_prompts import project
 
 QUESTION = "What is 2 + 2?\n(A) 3\n(B) 4\nLet's think step by step."
 
@@ -127,7 +128,7 @@ def test_judgebench_differs_from_the_projects_both_orders_where_judgebench_says(
 
 
 def test_a_judge_on_judgebench_always_asks_both_orders_and_counts_split_pairs():
-    judge = JudgeModel(None, JudgeOptions(order="random"), "judgebench", {})  # type: ignore[arg-type]
+    judge = JudgeModel(None, JudgeOptions(order="random"), "judgebench", {}, project())  # type: ignore[arg-type]
     assert judge.order == "both" and judge.identity["order"] == "both" and judge.identity["seed"] is None
     values = [judge.reduce({"verdicts": v, "answers": ["", ""]}) for v in (["A", "B"], ["A", "C"], ["A", "A"])]
     assert values == [1.0, 1.0, 0.0]

@@ -3,13 +3,25 @@ ids, and the config's field-name mapping. Each check raises one DataError naming
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
 from ..examples import Message, Prompt
+from .files import record_name
 
 ROLES = ("system", "user", "assistant")
+
+
+def record(value: Any, path: Path, index: int, required: Iterable[str] = (), hint: str = "") -> tuple[dict, str]:
+    """The record as an object holding its `required` keys, and its name for errors ('FILE: record N (id X)')."""
+    where = record_name(path, index, value)
+    if not isinstance(value, dict):
+        raise DataError(f"{where}: expected an object, got {type(value).__name__}")
+    if missing := [k for k in required if k not in value]:
+        raise DataError(f"{where}: missing key(s) {', '.join(missing)}{hint}")
+    return value, where
 
 
 def text(value: Any, where: str, key: str) -> str:

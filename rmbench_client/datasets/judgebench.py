@@ -15,8 +15,9 @@ from typing import Any
 from ..errors import DataError
 from ..examples import Example
 from . import fields as check
-from .files import data_files, record_name
+from .files import data_files
 
+REQUIRED = ("pair_id", "source", "question", "response_A", "response_B", "label")
 LABELS = {"A>B": ("response_A", "response_B"), "B>A": ("response_B", "response_A")}
 SOURCES = (("mmlu-pro", "knowledge"), ("livebench-reasoning", "reasoning"), ("livebench-math", "math"),
            ("livecodebench", "coding"))  # fmt: skip
@@ -32,12 +33,7 @@ def category(source: str, where: str) -> str:
 
 def parse_record(record: Any, path: Path, index: int) -> Example:
     """One validated JudgeBench pair, or a DataError naming file and record."""
-    where = record_name(path, index, record)
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected an object, got {type(record).__name__}")
-    missing = [k for k in ("pair_id", "source", "question", "response_A", "response_B", "label") if k not in record]
-    if missing:
-        raise DataError(f"{where}: missing key(s) {', '.join(missing)}")
+    record, where = check.record(record, path, index, REQUIRED)
     if record["label"] not in LABELS:
         raise DataError(f"{where}: label {record['label']!r} is neither 'A>B' nor 'B>A'")
     better, worse = LABELS[record["label"]]

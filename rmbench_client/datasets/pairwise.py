@@ -16,17 +16,13 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
 from . import fields as check
-from .files import data_files, record_name
+from .files import data_files
 
 
 def parse_record(record: Any, path: Path, index: int) -> Example:
     """One validated preference pair, or a DataError naming file and record."""
-    where = record_name(path, index, record)
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected an object, got {type(record).__name__}")
-    missing = [k for k in ("prompt", "chosen", "rejected") if k not in record]
-    if missing:
-        raise DataError(f"{where}: missing key(s) {', '.join(missing)} (map other names with data_fields)")
+    hint = " (map other names with data_fields)"
+    record, where = check.record(record, path, index, ("prompt", "chosen", "rejected"), hint)
     subset = record.get("subset")
     if subset is None:  # absent or null: the default subset, as the docs say
         subset = C.PAIRWISE_DEFAULT_SUBSET

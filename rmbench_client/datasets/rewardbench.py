@@ -19,7 +19,7 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
 from . import fields as check
-from .files import data_files, record_name
+from .files import data_files
 
 PRIOR_SPLITS = frozenset(C.REWARDBENCH_PRIOR_SUBSETS) | frozenset(C.REWARDBENCH_PRIOR_OTHER_SPLITS)
 KNOWN_SUBSETS = frozenset(C.REWARDBENCH_WEIGHTS) | PRIOR_SPLITS
@@ -37,14 +37,9 @@ def prior_split(path: Path) -> str | None:
 
 def parse_record(record: Any, path: Path, index: int) -> Example:
     """One validated RewardBench example, or a DataError naming file and record."""
-    where = record_name(path, index, record)
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected an object, got {type(record).__name__}")
     split = prior_split(path)
     required = ("id", "prompt", "chosen", "rejected") + (() if split else ("subset",))
-    missing = [k for k in required if k not in record]
-    if missing:
-        raise DataError(f"{where}: missing key(s) {', '.join(missing)}")
+    record, where = check.record(record, path, index, required)
     extra = {k: record[k] for k in ("chosen_model", "rejected_model") if k in record}
     if split:
         subset = split

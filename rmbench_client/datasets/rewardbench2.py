@@ -20,7 +20,7 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
 from . import fields as check
-from .files import data_files, record_name
+from .files import data_files
 
 FIELDS = ("id", "prompt", "chosen", "rejected", "num_correct", "num_incorrect", "total_completions", "subset")
 TIES_ID = re.compile(r"^(ref|tied):(\d+)$")
@@ -36,12 +36,7 @@ def ties_id(rid: str, where: str) -> tuple[str, int]:
 
 def parse_record(record: Any, path: Path, index: int) -> Example:
     """One validated RewardBench 2 example, or a DataError naming file and record."""
-    where = record_name(path, index, record)
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected an object, got {type(record).__name__}")
-    missing = [k for k in FIELDS if k not in record]
-    if missing:
-        raise DataError(f"{where}: missing key(s) {', '.join(missing)}")
+    record, where = check.record(record, path, index, FIELDS)
     subset = record["subset"]
     if subset not in C.REWARDBENCH2_SUBSETS:
         raise DataError(f"{where}: unknown subset {subset!r} (known: {', '.join(C.REWARDBENCH2_SUBSETS)})")

@@ -22,7 +22,6 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import Example, Message
 from . import fields as check
-from .files import record_name
 
 KINDS = {"pair_uid": ("pair", C.RMB_PAIRWISE), "bon_uid": ("bon", C.RMB_BON)}
 
@@ -58,9 +57,7 @@ def _conversation(value: Any, where: str) -> tuple[Message, ...]:
 
 def parse_record(record: Any, path: Path, index: int) -> Example:
     """One validated RMB pair or best-of-N list, or a DataError naming file and record."""
-    where = record_name(path, index, record)
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected an object, got {type(record).__name__}")
+    record, where = check.record(record, path, index)
     uid_key = next((k for k in KINDS if k in record), None)
     if uid_key is None:
         raise DataError(f"{where}: neither 'pair_uid' nor 'bon_uid' (not an RMB record)")

@@ -12,7 +12,7 @@ from typing import Any
 from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
-from .files import record_name
+from . import fields as check
 
 # Accepted domain names (record field, id prefix or file stem) -> (domain, subdomain)
 DOMAIN_NAMES = {domain: (domain, sub) for domain, sub in C.RMBENCH_FILES.values()} | {
@@ -50,12 +50,7 @@ def _responses(record: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
 
 def parse_record(record: Any, path: Path, index: int) -> Example:
     """One validated RM-Bench example, or a DataError naming file and record."""
-    where = record_name(path, index, record)
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected an object, got {type(record).__name__}")
-    missing = [k for k in ("id", "prompt", "chosen", "rejected") if k not in record]
-    if missing:
-        raise DataError(f"{where}: missing key(s) {', '.join(missing)}")
+    record, where = check.record(record, path, index, ("id", "prompt", "chosen", "rejected"))
     if not isinstance(record["prompt"], str) or not record["prompt"].strip():
         raise DataError(f"{where}: 'prompt' must be a non-empty string")
     domain, sub = _domain_of(record, path, where)
