@@ -118,7 +118,7 @@ def test_reward_bench_results_file(tmp_path, capsys):
 def test_reward_bench_files_we_write_round_trip(tmp_path):
     scores = rb_scores(4)
     summary = score("reward-bench", scores)
-    results, per_prompt = rb_files.write_files(tmp_path, "org/rm-x", "Seq. Classifier", summary, scores)
+    results, per_prompt = rb_files.write_files(tmp_path, "org/rm-x", "Seq. Classifier", summary, scores, "tokenizer")
     assert results == tmp_path / "eval-set" / "org" / "rm-x.json"
     assert per_prompt == tmp_path / "eval-set-scores" / "org" / "rm-x.json"
     for path in (results, per_prompt):
@@ -157,7 +157,7 @@ def test_reward_bench_model_types_and_bad_names(tmp_path):
     assert rb2_files.model_type("judge") == "Generative RM"
     scores = rb_scores(5)
     with pytest.raises(DataError, match="cannot name a result file"):
-        rb_files.write_files(tmp_path, "../escape", "DPO", score("reward-bench", scores), scores)
+        rb_files.write_files(tmp_path, "../escape", "DPO", score("reward-bench", scores), scores, None)
 
 
 # --- reward-bench v2 ----------------------------------------------------------------------------------------------
@@ -228,7 +228,7 @@ def test_reward_bench_2_generative_scores_rescore(tmp_path, capsys):
 def test_reward_bench_2_files_we_write_round_trip(tmp_path, capsys):
     scores = rb2_scores(2)
     summary = score("reward-bench-2", scores)
-    results, per_prompt = rb2_files.write_files(tmp_path, "org/rm", "Seq. Classifier", summary, scores)
+    results, per_prompt = rb2_files.write_files(tmp_path, "org/rm", "Seq. Classifier", summary, scores, "tokenizer")
     columns = json.loads(per_prompt.read_text(encoding="utf-8"))
     assert per_prompt.read_text(encoding="utf-8") == hub_json(columns)
     expected = run_v2_columns(scores)

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from ..datasets.rewardbench import KNOWN_SUBSETS, PRIOR_SPLITS
 from ..errors import DataError
 from ..examples import Example, PromptScores
 from ..scoring.rewardbench import from_subsets
+from ..scoring.types import Records
 from .common import credit_value, floats, hub_json, json_id, model_path, to_columns, write_text
 
 # reward-bench's names for the kinds of model (its `model_type` field)
@@ -88,35 +88,37 @@ def read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> Pro
     return PromptScores(str(rec.get("id", index)), str(subset), pair[0], pair[1], pair[2])
 
 
+def write_eval_set(
+    out_dir: Path, dirs: tuple[str, str], model: str, kind: str, template: str | None, accuracies: dict, rows: list
+) -> list[Path]:
+    """A results file (`accuracies` by subset) and a scores file (`rows` as columns) in `dirs` under out_dir, as
+    reward-bench writes them; its generative scripts write no chat_template into the scores file."""
+    meta: dict[str, Any] = {"model": model, "model_type": kind}
+    if not kind.startswith("Generative"):
+        meta["chat_template"] = template
+    grouped = {"model": model, "model_type": kind, "chat_template": template, **accuracies}
+    return [
+        write_text(model_path(out_dir / dirs[0], model), hub_json(grouped)),
+        write_text(model_path(out_dir / dirs[1], model), hub_json(to_columns(rows) | meta)),
+    ]
+
+
 def write_files(
-    out_dir: Path,
-    model: str,
-    kind: str,
-    summary: dict,
-    scores: Sequence[PromptScores],
-    chat_template: str | None = "tokenizer",
+    out_dir: Path, model: str, kind: str, summary: dict, scores: Records, template: str | None
 ) -> list[Path]:
     """eval-set/ and eval-set-scores/ files (and pref-sets/ ones for the prior sets) under out_dir, as reward-bench
-    writes them; `kind` is reward-bench's model_type (see `model_type`), `chat_template` its field ("tokenizer"
-    when the model's own template was used)."""
+    writes them; `kind` is reward-bench's model_type (see `model_type`), `template` its chat_template field
+    ("tokenizer" when the model's own template was used)."""
     out: list[Path] = []
     prior = PRIOR_SPLITS
-    for core, results_dir, scores_dir in (
-        (True, C.REWARDBENCH_RESULTS_DIR, C.REWARDBENCH_SCORES_DIR),
-        (False, C.REWARDBENCH_PRIOR_RESULTS_DIR, C.REWARDBENCH_PRIOR_SCORES_DIR),
+    for core, dirs in (
+        (True, (C.REWARDBENCH_RESULTS_DIR, C.REWARDBENCH_SCORES_DIR)),
+        (False, (C.REWARDBENCH_PRIOR_RESULTS_DIR, C.REWARDBENCH_PRIOR_SCORES_DIR)),
     ):
         part = [s for s in scores if (s.group not in prior) == core]
-        if not part:
-            continue
-        judge = any(s.results is not None for s in part)
-        meta: dict[str, Any] = {"model": model, "model_type": kind}
-        if not judge:  # reward-bench's generative script writes no chat_template into its scores file
-            meta["chat_template"] = chat_template
-        grouped = {"model": model, "model_type": kind, "chat_template": chat_template}
-        grouped |= {name: acc for name, acc in summary["subsets"].items() if (name not in prior) == core}
-        columns = to_columns([_record(s) for s in part]) | meta
-        out.append(write_text(model_path(out_dir / results_dir, model), hub_json(grouped)))
-        out.append(write_text(model_path(out_dir / scores_dir, model), hub_json(columns)))
+        if part:
+            accuracies = {name: acc for name, acc in summary["subsets"].items() if (name not in prior) == core}
+            out += write_eval_set(out_dir, dirs, model, kind, template, accuracies, [_record(s) for s in part])
     return out
 
 

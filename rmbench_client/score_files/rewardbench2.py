@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,10 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import Example, PromptScores
 from ..scoring.rewardbench2 import credit, from_subsets
-from .common import credit_value, floats, hub_json, model_path, to_columns, write_text
+from ..scoring.types import Records
+from .common import credit_value, floats
 from .rewardbench import model_type as v1_model_type
+from .rewardbench import write_eval_set
 
 
 def model_type(kind: str, dpo_reward: str = "ratio") -> str:
@@ -65,12 +66,7 @@ def read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> Pro
 
 
 def write_files(
-    out_dir: Path,
-    model: str,
-    kind: str,
-    summary: dict,
-    scores: Sequence[PromptScores],
-    chat_template: str | None = "tokenizer",
+    out_dir: Path, model: str, kind: str, summary: dict, scores: Records, template: str | None
 ) -> list[Path]:
     """eval-set/<model>.json and eval-set-scores/<model>.json under out_dir, as reward-bench's v2 scripts write
     them; `kind` is reward-bench's model_type."""
@@ -86,14 +82,8 @@ def write_files(
             tie_row = judge and s.group == C.REWARDBENCH2_TIES
             row |= {"scores": both, "results": None if tie_row else credit(both)}
         rows.append(row)
-    meta: dict[str, Any] = {"model": model, "model_type": kind}
-    if not judge:
-        meta["chat_template"] = chat_template
-    grouped = {"model": model, "model_type": kind, "chat_template": chat_template, **summary["subsets"]}
-    return [
-        write_text(model_path(out_dir / C.REWARDBENCH_RESULTS_DIR, model), hub_json(grouped)),
-        write_text(model_path(out_dir / C.REWARDBENCH_SCORES_DIR, model), hub_json(to_columns(rows) | meta)),
-    ]
+    dirs = (C.REWARDBENCH_RESULTS_DIR, C.REWARDBENCH_SCORES_DIR)
+    return write_eval_set(out_dir, dirs, model, kind, template, summary["subsets"], rows)
 
 
 def results_summary(obj: dict[str, Any], where: str) -> dict | None:

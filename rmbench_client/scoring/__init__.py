@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..examples import PromptScores
-from .style_bias import Lengths
+from .types import Lengths
 
 
 def score(benchmark: str, records: Sequence[PromptScores], seed: int = 0, lengths: Lengths | None = None) -> dict:

@@ -12,17 +12,10 @@ Intervals: bootstrap over pairs within categories, as for every one-pair benchma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ..examples import PromptScores
-from . import pairwise, style_bias
+from . import pairwise
+from .types import Lengths, Records, Samples
 
 
-def score(
-    records: Sequence[PromptScores],
-    seed: int = 0,
-    samples: int | None = None,
-    lengths: style_bias.Lengths | None = None,
-) -> dict:
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
     """Summary: per-category accuracy with n, the overall (pair-weighted) and macro accuracy, 95% intervals."""
     return pairwise.score(records, seed, samples, lengths) | {"benchmark": "judgebench"}

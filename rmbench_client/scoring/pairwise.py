@@ -19,14 +19,10 @@ import numpy as np
 from ..examples import PromptScores
 from . import bootstrap, style_bias
 from .checks import outcomes
+from .types import Lengths, Records, Samples
 
 
-def score(
-    records: Sequence[PromptScores],
-    seed: int = 0,
-    samples: int | None = None,
-    lengths: style_bias.Lengths | None = None,
-) -> dict:
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
     """Summary: per-subset accuracy with n, prompt-weighted and macro accuracy, and 95% intervals for each."""
     correct, reps = bootstrap.pair_accuracies(records, seed, samples)
     n = {name: len(c) for name, c in correct.items()}

@@ -20,6 +20,7 @@ from .. import constants as C
 from ..examples import PromptScores
 from . import bootstrap, style_bias
 from .checks import outcomes
+from .types import Lengths, Records, Samples
 
 
 def sections(acc: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -63,12 +64,7 @@ def headline_intervals(summary: dict) -> dict[str, list[float]]:
     return {**ci.get("sections", {}), **({"score": ci["score"]} if "score" in ci else {}), **ci.get("subsets", {})}
 
 
-def score(
-    records: Sequence[PromptScores],
-    seed: int = 0,
-    samples: int | None = None,
-    lengths: style_bias.Lengths | None = None,
-) -> dict:
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
     """Summary: subset accuracies with n, section scores, the final score, and 95% intervals for each; with
     `lengths` (prompt id -> (chosen, rejected) lengths) the correlation of score and length."""
     correct, reps = bootstrap.pair_accuracies(records, seed, samples)

@@ -32,7 +32,7 @@ is not ref:N / tied:N, two prompts with the same id) this raises a DataError nam
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import PromptScores
 from . import bootstrap
+from .types import Lengths, Records, Samples
 
 UNPARSED = "unparsed"  # PromptScores.details key: how many of the prompt's ratings could not be parsed
 _W = C.REWARDBENCH2_TIES_WEIGHTS
@@ -178,13 +179,9 @@ def _ratings(records: Sequence[PromptScores]) -> dict[str, int] | None:
     return {"unparsed": sum(unparsed), "unrated_prompts": unrated}
 
 
-def score(
-    records: Sequence[PromptScores],
-    seed: int = 0,
-    samples: int | None = None,
-    lengths: Mapping[str, Any] | None = None,  # length diagnostics are not part of RewardBench 2
-) -> dict:
-    """Summary: subset scores with n, the Ties terms, the final score, 95% intervals, unparsed ratings."""
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+    """Summary: subset scores with n, the Ties terms, the final score, 95% intervals, unparsed ratings (no length
+    diagnostics: they are not part of RewardBench 2)."""
     by_subset: dict[str, list[PromptScores]] = {}
     for rec in records:
         if rec.group not in C.REWARDBENCH2_SUBSETS:

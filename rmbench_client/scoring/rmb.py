@@ -27,6 +27,7 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import PromptScores
 from . import bootstrap
+from .types import Lengths, Records, Samples
 
 
 def set_name(group: str) -> str:
@@ -65,13 +66,9 @@ def _by_group(records: Sequence[PromptScores]) -> dict[str, np.ndarray]:
     return {g: np.asarray(v, dtype=np.float64) for g, v in sorted(groups.items())}
 
 
-def score(
-    records: Sequence[PromptScores],
-    seed: int = 0,
-    samples: int | None = None,
-    lengths: Mapping[str, Any] | None = None,  # length diagnostics are not part of RMB
-) -> dict:
-    """Summary: accuracy per scenario, per set, overall, with n and 95% intervals."""
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+    """Summary: accuracy per scenario, per set, overall, with n and 95% intervals (no length diagnostics: they are
+    not part of RMB)."""
     correct = _by_group(records)
     rng = bootstrap.rng(seed)
     n_samples = C.BOOTSTRAP_SAMPLES if samples is None else samples

@@ -24,6 +24,7 @@ from .. import constants as C
 from ..examples import PromptScores
 from . import bootstrap, style_bias
 from .checks import outcomes
+from .types import Lengths, Records, Samples
 
 LEVELS = ("easy", "normal", "hard")
 _UPPER = np.triu(np.ones((3, 3), dtype=bool), k=1)
@@ -70,12 +71,7 @@ def _domain_order(name: str) -> tuple[int, str]:
     return (C.RMBENCH_DOMAINS.index(name) if name in C.RMBENCH_DOMAINS else len(C.RMBENCH_DOMAINS), name)
 
 
-def score(
-    records: Sequence[PromptScores],
-    seed: int = 0,
-    samples: int | None = None,
-    lengths: style_bias.Lengths | None = None,
-) -> dict:
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
     """Summary: per-domain levels, matrix, n and 95% intervals; overall levels over the domains present; style
     bias (with the length correlation when `lengths` maps prompt id -> (chosen, rejected) lengths)."""
     by_domain = bootstrap.by_group(records)

@@ -29,8 +29,7 @@ from ..errors import DataError
 from ..examples import PromptScores
 from . import bootstrap
 from .checks import finite_matrix
-
-Lengths = Mapping[str, tuple[Sequence[int], Sequence[int]]]  # prompt id -> (chosen lengths, rejected lengths)
+from .types import Lengths
 
 
 def style_pairs(width: int) -> list[tuple[int, int]]:
