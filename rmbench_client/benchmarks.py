@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from .scoring import rewardbench as rewardbench_scoring
 from .scoring import rewardbench2 as rewardbench2_scoring
 from .scoring import rmb as rmb_scoring
 from .scoring import rmbench as rmbench_scoring
+from .scoring.types import Records
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -50,6 +52,10 @@ class RunMeta:
     dpo_reward: str = "ratio"
     chat_template: str | None = None  # None: the model's own template
     heatmaps: bool = True  # RM-Bench's heatmap PNGs (matplotlib: about a second per run)
+
+
+# a benchmark's own result files: (run directory, run, summary, examples by id, scores) -> the files written
+WriteFiles = Callable[[Path, RunMeta, dict, Mapping[str, Example], Sequence[PromptScores]], list[Path]]
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ class Benchmark:
     read_record: Callable[[dict[str, Any], str, int, str | None], PromptScores | None]
     table: Callable[[dict, str], Table]  # the summary as a terminal table
     headline: Callable[[dict], list[tuple[str, float | None]]]  # compare's columns: (name, fraction)
-    write_files: Callable[[Path, RunMeta, dict, Mapping[str, Example], Sequence[PromptScores]], list[Path]]
+    write_files: WriteFiles
     judge_mode: JudgeMode = "pairwise"  # how a generative judge scores a prompt
     scored_groups: Callable[[dict], list[str]] = field(default=lambda s: [])  # the groups a summary scored
     # a results file's object (subset scores, e.g. eval-set/<model>.json) -> its summary; None: not this benchmark's
@@ -164,20 +170,14 @@ def _rmbench_files(
     return [*heatmaps, rmbench_files.write_results(out, examples, scores)]
 
 
-def _rewardbench_files(
-    out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Sequence[PromptScores]
-) -> list[Path]:
-    kind = rewardbench_files.model_type(meta.model_type, meta.dpo_reward)
-    template = meta.chat_template or "tokenizer"
-    return rewardbench_files.write_files(out, meta.model, kind, summary, scores, template)
+def _reward_bench_files(module: ModuleType) -> WriteFiles:
+    """The eval-set files of RewardBench or RewardBench 2 (`module`: its score_files module)."""
 
+    def write(out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Records) -> list[Path]:
+        kind = module.model_type(meta.model_type, meta.dpo_reward)
+        return module.write_files(out, meta.model, kind, summary, scores, meta.chat_template or "tokenizer")
 
-def _rewardbench2_files(
-    out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Sequence[PromptScores]
-) -> list[Path]:
-    kind = rewardbench2_files.model_type(meta.model_type, meta.dpo_reward)
-    template = meta.chat_template or "tokenizer"
-    return rewardbench2_files.write_files(out, meta.model, kind, summary, scores, template)
+    return write
 
 
 def _no_files(
@@ -203,20 +203,22 @@ def _hub_parquet(repo: str, *splits: str) -> HubSource:
     return HubSource(repo, tuple(f"data/{split}-*.parquet" for split in splits))
 
 
+def _modules(data: ModuleType, scoring: ModuleType, files: ModuleType | None = None) -> dict[str, Any]:
+    """What a benchmark's loader (`files_in`, `parse_record`), scoring module (`score`, and where it has them
+    `prompt_values`, `headline_numbers`, `headline_intervals`, `headline`) and per-sample module (`line`, `read`)
+    give its registry entry."""
+    found: dict[str, Any] = {"files_in": data.files_in, "parse_record": data.parse_record, "score": scoring.score}
+    found |= {"sample_line": files.line, "read_record": files.read} if files else {}
+    optional = ("prompt_values", "headline_numbers", "headline_intervals", "headline")
+    return found | {name: getattr(scoring, name) for name in optional if hasattr(scoring, name)}
+
+
 def _one_pair(**fields: Any) -> Benchmark:
     """A benchmark of one chosen-rejected pair per prompt in named subsets (your own pairs, JudgeBench): the
     pairwise tables, significance and report rows, and no files of its own."""
-    return Benchmark(
-        group_field="subset",
-        table=table.pairwise_table,
-        write_files=_no_files,
-        scored_groups=_subset_groups,
-        prompt_values=pairwise_scoring.prompt_values,
-        headline_numbers=pairwise_scoring.headline_numbers,
-        headline_intervals=pairwise_scoring.headline_intervals,
-        summary_rows=table.pairwise_rows,
-        **fields,
-    )
+    shared: dict[str, Any] = {"group_field": "subset", "table": table.pairwise_table, "write_files": _no_files,
+              "scored_groups": _subset_groups, "summary_rows": table.pairwise_rows}  # fmt: skip
+    return Benchmark(**(shared | _modules(pairwise_data, pairwise_scoring, pairwise_files) | fields))
 
 
 REGISTRY: dict[str, Benchmark] = {
@@ -224,70 +226,51 @@ REGISTRY: dict[str, Benchmark] = {
     for b in (
         Benchmark(
             name="rm-bench",
+            **_modules(rmbench_data, rmbench_scoring, rmbench_files),
             fields=("id", "prompt", "chosen", "rejected", "domain"),
             group_field="domain",
             subgroup_field="subdomain",
-            files_in=rmbench_data.files_in,
-            parse_record=rmbench_data.parse_record,
             hub=(HubSource(C.RMBENCH_HUB_REPO, (C.RMBENCH_TOTAL_FILE,)),),
             expected_groups=C.RMBENCH_DOMAINS,
-            score=rmbench_scoring.score,
-            sample_line=rmbench_files.line,
-            read_record=rmbench_files.read,
             table=table.rmbench_table,
             headline=_rmbench_headline,
             write_files=_rmbench_files,
             scored_groups=_rmbench_groups,
-            prompt_values=rmbench_scoring.prompt_values,
-            headline_numbers=rmbench_scoring.headline_numbers,
-            headline_intervals=rmbench_scoring.headline_intervals,
             summary_rows=table.rmbench_rows,
             response_labels=C.RMBENCH_STYLES,
             matrices=_rmbench_matrices,
         ),
         Benchmark(
             name="reward-bench",
+            **_modules(rewardbench_data, rewardbench_scoring, rewardbench_files),
             fields=("id", "prompt", "chosen", "rejected", "subset"),
             group_field="subset",
             subgroup_field="section",
-            files_in=rewardbench_data.files_in,
-            parse_record=rewardbench_data.parse_record,
             hub=(
                 _hub_parquet(C.REWARDBENCH_HUB_REPO, C.REWARDBENCH_HUB_SPLIT),
                 _hub_parquet(C.REWARDBENCH_PRIOR_HUB_REPO, *C.REWARDBENCH_PRIOR_SUBSETS),
             ),
             expected_groups=tuple(s for subsets in C.REWARDBENCH_SECTIONS.values() for s in subsets),
-            score=rewardbench_scoring.score,
-            sample_line=rewardbench_files.line,
-            read_record=rewardbench_files.read,
             table=table.rewardbench_table,
             headline=_rewardbench_headline,
-            write_files=_rewardbench_files,
+            write_files=_reward_bench_files(rewardbench_files),
             scored_groups=_subset_groups,
             results_summary=rewardbench_files.results_summary,
-            prompt_values=rewardbench_scoring.prompt_values,
-            headline_numbers=rewardbench_scoring.headline_numbers,
-            headline_intervals=rewardbench_scoring.headline_intervals,
             summary_rows=table.rewardbench_rows,
         ),
         Benchmark(
             name="reward-bench-2",
+            **_modules(rewardbench2_data, rewardbench2_scoring, rewardbench2_files),
             fields=("id", "prompt", "chosen", "rejected", "subset", "num_correct", "models"),
             group_field="subset",
-            files_in=rewardbench2_data.files_in,
-            parse_record=rewardbench2_data.parse_record,
             hub=(_hub_parquet(C.REWARDBENCH2_HUB_REPO, C.REWARDBENCH2_HUB_SPLIT),),
             expected_groups=C.REWARDBENCH2_SUBSETS,
-            score=rewardbench2_scoring.score,
-            sample_line=rewardbench2_files.line,
-            read_record=rewardbench2_files.read,
             table=table.rewardbench2_table,
             headline=_rewardbench2_headline,
-            write_files=_rewardbench2_files,
+            write_files=_reward_bench_files(rewardbench2_files),
             judge_mode="rating",
             scored_groups=_subset_groups,
             results_summary=rewardbench2_files.results_summary,
-            headline_intervals=rewardbench2_scoring.headline_intervals,
             chosen_vs_rejected=False,
         ),
         _one_pair(
@@ -306,32 +289,19 @@ REGISTRY: dict[str, Benchmark] = {
         _one_pair(
             name="pairwise",
             fields=("id", "prompt", "chosen", "rejected", "subset"),
-            files_in=pairwise_data.files_in,
-            parse_record=pairwise_data.parse_record,
             hub=(),
             expected_groups=(),
-            score=pairwise_scoring.score,
-            sample_line=pairwise_files.line,
-            read_record=pairwise_files.read,
             headline=_pairwise_headline,
         ),
         Benchmark(
             name="rmb",
+            **_modules(rmb_data, rmb_scoring, rmb_files),
             group_field="category_path",
-            files_in=rmb_data.files_in,
-            parse_record=rmb_data.parse_record,
             hub=(),  # RMB is published in its GitHub repository only (data/README.md)
             expected_groups=C.RMB_CATEGORY_PATHS,
-            score=rmb_scoring.score,
-            sample_line=rmb_files.line,
-            read_record=rmb_files.read,
             table=_rmb_table,
-            headline=rmb_scoring.headline,
             write_files=_no_files,
             scored_groups=lambda s: list(s.get("scenarios", {})),
-            prompt_values=rmb_scoring.prompt_values,
-            headline_numbers=rmb_scoring.headline_numbers,
-            headline_intervals=rmb_scoring.headline_intervals,
             summary_rows=_rmb_rows,
         ),
     )
