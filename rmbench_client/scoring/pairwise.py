@@ -67,10 +67,4 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
 
 def headline_intervals(summary: dict) -> dict[str, list[float]]:
     """The summary's 95% intervals of the same numbers."""
-    ci = summary.get("ci", {})
-    out = dict(ci.get("subsets", {}))
-    if "accuracy" in ci:
-        out["accuracy"] = ci["accuracy"]
-    if "macro_accuracy" in ci:
-        out["macro"] = ci["macro_accuracy"]
-    return out
+    return bootstrap.summary_intervals(summary, "subsets", {"accuracy": "accuracy", "macro": "macro_accuracy"})

@@ -125,11 +125,7 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
 
 def headline_intervals(summary: dict) -> dict[str, list[float]]:
     """The summary's 95% intervals of the same numbers."""
-    ci = summary.get("ci", {})
-    out = dict(ci.get("sets", {}))
-    if "overall" in ci:
-        out["overall"] = ci["overall"]
-    return out
+    return bootstrap.summary_intervals(summary, "sets", {"overall": "overall"})
 
 
 def headline(summary: dict) -> list[tuple[str, float | None]]:
