@@ -52,8 +52,10 @@ def test_role_flags_imply_the_type_and_apply_to_every_role():
         "policy": ("pi", 3),
         "reference": ("ref", 3),
     }
-    judge = config(parse("run", "--judge-endpoint", "http://j:1", "--served-model", "j", "--judge-order", "both"))
+    judge = config(parse("run", "--judge-endpoint", "http://j:1", "--served-model", "j", "--judge-order", "both",
+                         "--judge-prompt", "reward-bench"))  # fmt: skip
     assert judge.type == "judge" and judge.roles["judge"].served_model == "j" and judge.judge.order == "both"
+    assert judge.judge.prompt == "reward-bench"
 
 
 def test_flags_override_a_config_file(tmp_path):
