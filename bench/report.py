@@ -67,6 +67,10 @@ def sim_ratios(raw: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
     for name in ("role", "endpoint"):  # the same 16 endpoints on httpx's own pool (where measured)
         if runs := raw.get(f"p8_sim_httpx_per_{name}"):
             out[f"p8_sim_sequences_per_s_16_httpx_pool_per_{name}"] = runs[0]["sequences_per_s"]
+    if runs := raw.get("p8_sim_httpx2_per_role"):  # httpx2's own pool, one client per role
+        out["p8_sim_sequences_per_s_16_httpx2_pool_per_role"] = runs[0]["sequences_per_s"]
+    if runs := raw.get("p8_sim_httpx_on_aiohttp"):
+        out["p8_sim_sequences_per_s_16_httpx_on_aiohttp"] = runs[0]["sequences_per_s"]
     return out
 
 

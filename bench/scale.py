@@ -195,14 +195,35 @@ def sim_runs(add: Any) -> None:
                 httpx_transport(cfg, add)
 
 
+def httpx2_client() -> Any:
+    """make_client on httpx2's own pool (httpx's successor, which openai 3.x runs on), sized as make_client sizes
+    httpx's; None where httpx2 is not installed."""
+    try:
+        import httpx2
+    except ImportError:
+        return None
+
+    def make(role: Any, options: Any, transport: Any = None) -> Any:
+        n = factory._connections(role)
+        timeout = httpx2.Timeout(options.read_timeout, connect=options.connect_timeout)
+        return httpx2.AsyncClient(timeout=timeout, limits=httpx2.Limits(max_connections=n, max_keepalive_connections=n))
+
+    return make
+
+
 def httpx_transport(cfg: RunConfig, add: Any) -> None:
     """The same run through httpx objects instead of the role's aiohttp session directly (backends/session.py):
-    a third of the data on httpx's own pool — one client per role, and one per endpoint — and on httpx over the
-    same aiohttp session (httpx-aiohttp's transport: the pool is aiohttp's, the per-request objects httpx's)."""
-    saved_transport, saved_endpoints = factory.make_transport, factory.endpoints
-    for name in ("role", "endpoint", "aiohttp"):
+    a third of the data on httpx's own pool — one client per role, and one per endpoint — on httpx over the
+    same aiohttp session (httpx-aiohttp's transport: the pool is aiohttp's, the per-request objects httpx's), and
+    on httpx2's own pool, one client per role."""
+    saved_transport, saved_endpoints, saved_client = factory.make_transport, factory.endpoints, factory.make_client
+    for name in ("role", "endpoint", "aiohttp", "httpx2"):
+        if name == "httpx2" and not httpx2_client():
+            continue
         if name != "aiohttp":
             factory.make_transport = lambda role, options: None  # type: ignore[assignment]  # make_client: httpx's pool
+        if name == "httpx2":
+            factory.make_client = httpx2_client()  # type: ignore[assignment]
         if name == "endpoint":
 
             def own_clients(role_name: str, role: Any, client: Any, transport: Any = None) -> list[Any]:
@@ -223,9 +244,11 @@ def httpx_transport(cfg: RunConfig, add: Any) -> None:
             sample, phases = measure(lambda run=run: client_run(run))
         finally:
             factory.make_transport, factory.endpoints = saved_transport, saved_endpoints  # type: ignore[assignment]
+            factory.make_client = saved_client  # type: ignore[assignment]
         rate = phases["sent"] / phases["scoring_s"]
-        add(f"p8_sim_httpx_per_{name}" if name != "aiohttp" else "p8_sim_httpx_on_aiohttp", sample, **phases,
-            sequences_per_s=round(rate, 1))  # fmt: skip
+        named = {"aiohttp": "p8_sim_httpx_on_aiohttp", "httpx2": "p8_sim_httpx2_per_role"}
+        key = named.get(name, f"p8_sim_httpx_per_{name}")
+        add(key, sample, **phases, sequences_per_s=round(rate, 1))
         log.info("P8 through httpx (%s): %.0f sequences/s", name, rate)
 
 

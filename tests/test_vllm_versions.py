@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.vllm import VllmLogprobs, VllmReward, server_version
@@ -65,3 +66,39 @@ def test_vllm_013_has_no_render_and_the_client_tokenizes_instead():
 
 def test_the_server_version_is_read():
     assert on("0.13.0", "tiny-reward", server_version) == "0.13.0"
+
+
+RECORDED_RELEASES = sorted(p.name.removeprefix("vllm-").removesuffix(".json") for p in RECORDED.glob("vllm-*.json"))
+
+
+def one_value(answer: dict) -> list[float] | None:
+    """The reward of a recorded /pooling answer that holds one value for the sequence, else None."""
+    data = answer["body"].get("data") if answer["status"] == 200 else None
+    values = data[0]["data"] if data else None
+    return values if values and all(isinstance(v, float) for v in values) else None
+
+
+def test_releases_are_recorded_by_make_compat():
+    assert {"0.13.0", "0.32.0"} <= set(RECORDED_RELEASES)
+
+
+@pytest.mark.parametrize("version", RECORDED_RELEASES)
+def test_every_recorded_release_gives_its_reward_version_and_token_ids(version):
+    """Whatever the release answers to /pooling, /v1/completions/render and /version, the client reads the
+    sequence's one reward, the token ids and the version from it."""
+    answers = json.loads((RECORDED / f"vllm-{version}.json").read_text())["answers"]
+    rewards = [v for v in map(one_value, (a for a in answers if a["path"] == "/pooling")) if v]
+    got = on(version, "tiny-reward", lambda ep: VllmReward().rewards_for_messages(ep, MESSAGES))
+    assert got == rewards[0]
+    tokens = next(a["body"]["tokens"] for a in answers if a["path"] == "/tokenize")
+    assert on(version, "tiny-policy", lambda ep: VllmLogprobs().render_ids(ep, ["Hi"])) == [tokens]
+    assert on(version, "tiny-reward", server_version).split("+")[0] == version
+
+
+def test_the_releases_agree_on_the_reward_of_the_same_model_and_conversation():
+    """The same tiny reward model on the same conversation: every recorded release's reward within 1e-5."""
+    values = []
+    for version in RECORDED_RELEASES:
+        answers = json.loads((RECORDED / f"vllm-{version}.json").read_text())["answers"]
+        values += [v[0] for v in map(one_value, (a for a in answers if a["path"] == "/pooling")) if v]
+    assert len(values) >= len(RECORDED_RELEASES) and max(values) - min(values) <= 1e-5
