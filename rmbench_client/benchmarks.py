@@ -18,6 +18,8 @@ import numpy as np
 from . import constants as C
 from .datasets import judgebench as judgebench_data
 from .datasets import pairwise as pairwise_data
+from .datasets import ppe_correctness as ppe_correctness_data
+from .datasets import ppe_preference as ppe_preference_data
 from .datasets import rewardbench as rewardbench_data
 from .datasets import rewardbench2 as rewardbench2_data
 from .datasets import rmb as rmb_data
@@ -25,14 +27,17 @@ from .datasets import rmbench as rmbench_data
 from .errors import ConfigError
 from .examples import Example, PromptScores
 from .model_kinds.base import JudgeMode
-from .report import table
+from .report import ppe_table, table
 from .score_files import pairwise as pairwise_files
+from .score_files import ppe as ppe_files
 from .score_files import rewardbench as rewardbench_files
 from .score_files import rewardbench2 as rewardbench2_files
 from .score_files import rmb as rmb_files
 from .score_files import rmbench as rmbench_files
 from .scoring import judgebench as judgebench_scoring
 from .scoring import pairwise as pairwise_scoring
+from .scoring import ppe_correctness as ppe_correctness_scoring
+from .scoring import ppe_preference as ppe_preference_scoring
 from .scoring import rewardbench as rewardbench_scoring
 from .scoring import rewardbench2 as rewardbench2_scoring
 from .scoring import rmb as rmb_scoring
@@ -64,6 +69,7 @@ class HubSource:
 
     repo: str
     patterns: tuple[str, ...]  # the files, as glob patterns of their paths in the repository
+    folder: str = ""  # the sub-folder of data/<benchmark> `data fetch` puts them in ("": the folder itself)
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,8 @@ class Benchmark:
     name: str
     group_field: str  # what a per-sample line calls its group: "domain" | "subset"
     files_in: Callable[[Path], list[Path]]  # the benchmark's data files in a directory
-    parse_record: Callable[[Any, Path, int], Example]  # one data record (file, index) -> validated example
+    # one data record (file, index) -> validated example, or None for a record the benchmark does not score
+    parse_record: Callable[[Any, Path, int], Example | None]
     hub: tuple[HubSource, ...]  # every part downloaded by `data fetch`; () when the data is the user's own
     expected_groups: tuple[str, ...]  # groups a complete run scores (a missing one makes the run partial)
     score: Callable[..., dict]  # (records, seed=, samples=, lengths=) -> summary; pure
@@ -103,6 +110,7 @@ class Benchmark:
     chosen_vs_rejected: bool = True
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
+    unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -292,6 +300,38 @@ REGISTRY: dict[str, Benchmark] = {
             hub=(),
             expected_groups=(),
             headline=_pairwise_headline,
+        ),
+        Benchmark(
+            name="ppe-preference",
+            **_modules(ppe_preference_data, ppe_preference_scoring),
+            fields=("question_id", "winner", "prompt", "response_1", "response_2", "language", *C.PPE_FLAGS),
+            group_field="group",
+            hub=(_hub_parquet(C.PPE_PREFERENCE_HUB_REPO, C.PPE_PREFERENCE_HUB_SPLIT),),
+            expected_groups=(),
+            sample_line=ppe_files.preference_line,
+            read_record=ppe_files.preference_read,
+            table=ppe_table.preference_table,
+            write_files=_no_files,
+            scored_groups=lambda s: list(s.get("categories", {})),
+            summary_rows=ppe_table.preference_rows,
+            unscored="human ties (winner 'tie' or 'tie (bothbad)'): PPE's accuracy counts decisive votes only",
+        ),
+        Benchmark(
+            name="ppe-correctness",
+            **_modules(ppe_correctness_data, ppe_correctness_scoring),
+            fields=("question_id", "model_name", "prompt", "scores", "sampled_conflict_pairs"),
+            group_field="set",
+            hub=tuple(
+                HubSource(repo, (f"data/{C.PPE_CORRECTNESS_HUB_SPLIT}-*.parquet",), folder=name)
+                for name, repo in C.PPE_CORRECTNESS_HUB_REPOS.items()
+            ),
+            expected_groups=C.PPE_CORRECTNESS_SETS,
+            sample_line=ppe_files.correctness_line,
+            read_record=ppe_files.correctness_read,
+            table=ppe_table.correctness_table,
+            write_files=_no_files,
+            scored_groups=lambda s: list(s.get("sets", {})),
+            summary_rows=ppe_table.correctness_rows,
         ),
         Benchmark(
             name="rmb",

@@ -156,6 +156,40 @@ RMB_SCENARIOS = (
 )
 RMB_CATEGORY_PATHS = tuple(f"{s}/{name}" for s in (RMB_PAIRWISE, RMB_BON) for name in RMB_SCENARIOS)
 
+# --- PPE (lmarena's Preference Proxy Evaluations; hub lmarena-ai/PPE-*) ------------------------------------------
+PPE_PREFERENCE_HUB_REPO = "lmarena-ai/PPE-Human-Preference-V1"
+PPE_PREFERENCE_HUB_SPLIT = "test"
+# the prompt flags PPE reports accuracy on (hub booleans; PPE's `is_code` is its coding category)
+PPE_FLAGS = ("hard_prompt", "easy_prompt", "if_prompt", "is_code", "math_prompt")
+PPE_LANGUAGES = {"English": "english", "Chinese": "chinese", "Russian": "russian"}  # `language` -> bucket
+PPE_OTHER_LANGUAGE = "other"
+# PPE's categories, in its order: name -> (a flag or language bucket, and whether a prompt of the category has it).
+# PPE's `shorter_won` and `similar_response` are not computed: their thresholds are not in its published data.
+PPE_CATEGORIES = {
+    "hard_prompt": ("hard_prompt", True),
+    "easy_prompt": ("easy_prompt", True),
+    "if_prompt": ("if_prompt", True),
+    "is_code": ("is_code", True),
+    "math_prompt": ("math_prompt", True),
+    "english_prompt": ("english", True),
+    "non_english_prompt": ("english", False),
+    "chinese_prompt": ("chinese", True),
+    "russian_prompt": ("russian", True),
+}
+PPE_CORRECTNESS_HUB_REPOS = {  # set -> hub dataset (split `train`)
+    "mmlu_pro": "lmarena-ai/PPE-MMLU-Pro-Best-of-K",
+    "math": "lmarena-ai/PPE-MATH-Best-of-K",
+    "gpqa": "lmarena-ai/PPE-GPQA-Best-of-K",
+    "ifeval": "lmarena-ai/PPE-IFEval-Best-of-K",
+    "mbpp_plus": "lmarena-ai/PPE-MBPP-Plus-Best-of-K",
+}
+PPE_CORRECTNESS_HUB_SPLIT = "train"
+PPE_CORRECTNESS_SETS = tuple(PPE_CORRECTNESS_HUB_REPOS)
+# a field only that set's records hold: how a record tells its set
+PPE_SET_KEYS = {"mmlu_pro": "answer_index", "math": "level", "gpqa": "correct_choice_index",
+                "ifeval": "instruction_id_list", "mbpp_plus": "test_list"}  # fmt: skip
+PPE_BEST_OF_K_SHOWN = (1, 2, 4, 8, 16, 32)  # the curve's points in the table (the summary holds every K)
+
 # --- statistics -------------------------------------------------------------------------------------------------
 BOOTSTRAP_SAMPLES = 1000
 BOOTSTRAP_SEED = 0

@@ -2,7 +2,8 @@
 
 They let `compare` pair only prompts that are the same texts in every run (two files numbered by index share ids,
 not prompts) and let `report` refuse texts that are not the ones scored. A prompt's hash covers what determines
-its scores: the prompt, its responses in order, and its group (the domain or subset it is scored in).
+its scores: the prompt, its responses in order, its group (the domain or subset it is scored in) and, where a
+benchmark scores only some comparisons, which.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from . import constants as C
 from .examples import Example
@@ -25,7 +27,9 @@ def file_sha256(path: Path) -> str:
 
 
 def prompt_hash(ex: Example) -> str:
-    material = [ex.group, ex.prompt, list(ex.chosen), list(ex.rejected)]
+    material: list[Any] = [ex.group, ex.prompt, list(ex.chosen), list(ex.rejected)]
+    if ex.pairs is not None:  # which comparisons are scored (PPE Correctness)
+        material.append([list(p) for p in ex.pairs])
     blob = json.dumps(material, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[: C.PROMPT_HASH_CHARS]
 

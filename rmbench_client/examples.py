@@ -47,6 +47,15 @@ class Example:
     rejected: tuple[str, ...]
     subgroup: str = ""
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
+    # the (chosen index, rejected index) comparisons the benchmark scores (PPE Correctness: its sampled conflict
+    # pairs); None: every chosen response against every rejected one
+    pairs: tuple[tuple[int, int], ...] | None = None
+
+    def comparisons(self) -> list[tuple[int, int]]:
+        """The (chosen index, rejected index) comparisons the benchmark scores, chosen-major when all are."""
+        if self.pairs is not None:
+            return list(self.pairs)
+        return [(c, r) for c in range(len(self.chosen)) for r in range(len(self.rejected))]
 
     def responses(self) -> list[tuple[str, int, str]]:
         """(side, index, text) for every response, chosen first."""
@@ -63,7 +72,8 @@ class PromptScores:
     """The scores of one prompt's responses (chosen and rejected, in the example's order).
 
     A pairwise judge gives no per-response scores but `results`: the credit (1 right, 0 wrong, 0.5 tie or
-    unparsed verdict) of each chosen-vs-rejected comparison, chosen-major (RM-Bench 9, RewardBench 1).
+    unparsed verdict) of each chosen-vs-rejected comparison, chosen-major (RM-Bench 9, RewardBench 1), or of each of
+    `pairs` where the benchmark scores only those (the example's `pairs`, carried here for scoring).
     `details` holds what explains the numbers in reports (DPO log-prob sums, a judge's answers); never scored.
     """
 
@@ -72,4 +82,5 @@ class PromptScores:
     chosen: tuple[float, ...]
     rejected: tuple[float, ...]
     results: tuple[float, ...] | None = None
+    pairs: tuple[tuple[int, int], ...] | None = None
     details: dict[str, Any] | None = field(default=None, compare=False)

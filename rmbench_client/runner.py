@@ -69,9 +69,9 @@ def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptSco
     scores = tuple(model.reduce(v) for v in values)
     details = model.details(ex, values)
     if model.pairwise:
-        return PromptScores(ex.id, ex.group, (), (), results=scores, details=details)
+        return PromptScores(ex.id, ex.group, (), (), results=scores, pairs=ex.pairs, details=details)
     n = len(ex.chosen)
-    return PromptScores(ex.id, ex.group, scores[:n], scores[n:], details=details)
+    return PromptScores(ex.id, ex.group, scores[:n], scores[n:], pairs=ex.pairs, details=details)
 
 
 def sample_line(bench: benchmarks.Benchmark, ex: Example, scores: PromptScores) -> str:

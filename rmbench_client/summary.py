@@ -67,6 +67,8 @@ def finish_summary(summary: dict[str, Any], facts: RunFacts, scored: int) -> dic
         "identity": facts.identity,
         "seed": cfg.seed,
     }
+    if facts.dataset.unscored:  # records the benchmark does not score, by its own rule: not a partial result
+        summary["unscored"] = {"records": facts.dataset.unscored, "why": facts.bench.unscored}
     if facts.aborted:
         summary["aborted"] = facts.aborted
     if facts.warnings:

@@ -30,8 +30,10 @@ def write_config(path: Path, endpoints: list[str], **extra) -> Path:
     return path
 
 
-def cli(*args: str, env: dict | None = None, timeout: float = RUN_TIMEOUT) -> subprocess.CompletedProcess:
-    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=env)
+def cli(
+    *args: str, env: dict | None = None, timeout: float = RUN_TIMEOUT, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
 
 
 def start_run(config: Path, data: Path, out: Path, *extra: str) -> subprocess.Popen:

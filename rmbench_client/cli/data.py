@@ -36,7 +36,7 @@ def inventory(root: str | Path = C.DATA_FOLDER) -> list[dict[str, Any]]:
         files = bench.files_in(folder) if folder.is_dir() else []
         if files:
             entry["present"] = True
-            entry["files"] = {f.name: _checksum_state(bench.name, f) for f in files}
+            entry["files"] = {str(f.relative_to(folder)): _checksum_state(bench.name, f) for f in files}
             try:
                 data = load_dataset(bench.name, folder)
                 entry |= {"prompts": len(data.examples), "missing_groups": data.missing}

@@ -31,6 +31,7 @@ class Dataset:
     examples: list[Example]
     sources: list[Path]
     missing: list[str]  # groups (RM-Bench domains, RewardBench subsets) a complete run has and this data lacks
+    unscored: int = 0  # records the benchmark leaves out (Benchmark.unscored says which)
 
 
 def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
@@ -82,18 +83,25 @@ def load_dataset(
     files = _files(bench, path)
     examples: list[Example] = []
     seen: dict[str, Path] = {}
+    unscored = 0
     for f in files:
         for i, record in enumerate(iter_records(f)):
             ex = bench.parse_record(rename(record, fields or {}), f, i)
+            if ex is None:
+                unscored += 1
+                continue
             if ex.id in seen:
                 where = record_name(f, i, record)
                 raise DataError(f"{where}: duplicate id {ex.id!r} (first seen in {seen[ex.id]})")
             seen[ex.id] = f
             examples.append(ex)
     if not examples:
-        raise DataError(f"{', '.join(map(str, files))}: no records")
+        left_out = f" to score ({unscored} left out: {bench.unscored})" if unscored else ""
+        raise DataError(f"{', '.join(map(str, files))}: no records{left_out}")
     present = {ex.group for ex in examples}
     missing = [g for g in bench.expected_groups if g not in present]
     if missing:
         log.info("%s: no data for %s; the run will be partial", benchmark, ", ".join(missing))
-    return Dataset(benchmark, examples, files, missing)
+    if unscored:
+        log.info("%s: %d record(s) not scored: %s", benchmark, unscored, bench.unscored)
+    return Dataset(benchmark, examples, files, missing, unscored)

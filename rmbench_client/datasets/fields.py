@@ -33,6 +33,13 @@ def text(value: Any, where: str, key: str) -> str:
     return value
 
 
+def string(value: Any, where: str, key: str) -> str:
+    """A string, blank or not (generated responses in the published data sometimes are: scored as they are)."""
+    if not isinstance(value, str):
+        raise DataError(f"{where}: '{key}' must be a string, got {type(value).__name__}")
+    return value
+
+
 def texts(value: Any, where: str, key: str) -> tuple[str, ...]:
     """A non-empty list of non-blank strings (parquet hands lists over as lists, JSON too)."""
     if not isinstance(value, list | tuple) or not value:

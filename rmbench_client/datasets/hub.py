@@ -85,8 +85,8 @@ def known_checksum(benchmark: str, name: str) -> str | None:
 
 
 def fetch(benchmark: str, sources: Sequence[HubSource], dest: Path) -> list[tuple[Path, bool]]:
-    """Download the benchmark's hub files into `dest` (flat: each file under its own name), checking known
-    checksums before a file is moved in; (path, verified) per file."""
+    """Download the benchmark's hub files into `dest` (each file under its own name, in the source's folder),
+    checking known checksums before a file is moved in; (path, verified) per file."""
     if not sources:
         raise DataError(
             f"{benchmark} has no hub dataset: nothing to fetch (data/README.md says where its data comes from)"
@@ -99,7 +99,8 @@ def fetch(benchmark: str, sources: Sequence[HubSource], dest: Path) -> list[tupl
                 expected = known_checksum(benchmark, f.name)
                 if expected is not None:
                     verify(f, expected)
-                target = dest / f.name
+                target = dest / source.folder / f.name
+                target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(f), target)
                 out.append((target, expected is not None))
     return out

@@ -156,7 +156,7 @@ class JudgeModel:
     def units(self, ex: Example) -> list[Unit]:
         text = prompt_text(ex.prompt)
         if self.pairwise:
-            pairs = [(c, r) for c in ex.chosen for r in ex.rejected]
+            pairs = [(ex.chosen[c], ex.rejected[r]) for c, r in ex.comparisons()]
             return [Unit(json.dumps([text, c, r], ensure_ascii=False), (c, r)) for c, r in pairs]
         # a prompt that differs by subset (reward-bench's Ties) makes the subset part of what is asked
         group = [ex.group] if self.prompts.rating_by_subset else []

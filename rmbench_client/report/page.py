@@ -14,13 +14,17 @@ list, filter and diff is computed in the browser from this data (report/assets/r
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import html
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .. import benchmarks
 from .. import constants as C
@@ -30,7 +34,7 @@ from ..errors import DataError
 from ..examples import Example, PromptScores, prompt_text, response_lengths
 from ..run_directory import write_atomic
 from ..score_files.reader import read_scores
-from ..scoring.checks import outcomes
+from ..scoring.checks import outcomes, pair_credits
 from . import differences
 from .compare import Run, compare_rows, load_runs
 
@@ -87,6 +91,8 @@ def _width(rec: PromptScores) -> int:
 
 def lost_any(rec: PromptScores) -> bool:
     """Whether a prompt lost (or tied) at least one chosen-vs-rejected comparison: the page lists it."""
+    if rec.pairs is not None:  # only these comparisons are scored (PPE Correctness)
+        return bool((pair_credits(rec) < 1).any())
     if rec.results is None and len(rec.chosen) != len(rec.rejected):  # RMB's best-of-N: one best, several losers
         return not all(c > r for c in rec.chosen for r in rec.rejected)
     if rec.results is not None and _width(rec) ** 2 != len(rec.results):  # a judge on a best-of-N list
@@ -131,11 +137,47 @@ def _style_bias(bench: benchmarks.Benchmark, summary: dict, scores: list[PromptS
     return bench.score(scores, seed=summary.get("seed", 0), lengths=lengths).get("style_bias")
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What of a prompt with scored `pairs` the page embeds: the pairs some run lost or tied (indices into
+    them) and the answers they compare (indices into chosen and rejected); a best-of-K row's other answers stay
+    out of the page."""
+
+    pairs: list[int]
+    chosen: list[int]
+    rejected: list[int]
+
+    def example(self, ex: Example) -> dict:
+        assert ex.pairs is not None
+        pairs = [ex.pairs[k] for k in self.pairs]
+        mapped = [[self.chosen.index(c), self.rejected.index(r)] for c, r in pairs]
+        return {"c": [ex.chosen[i] for i in self.chosen], "r": [ex.rejected[j] for j in self.rejected], "x": mapped}
+
+    def scores(self, rec: PromptScores) -> PromptScores:
+        if rec.results is not None:
+            return dataclasses.replace(rec, results=tuple(rec.results[k] for k in self.pairs))
+        chosen, rejected = (tuple(side[i] for i in keep) for side, keep in ((rec.chosen, self.chosen),
+                                                                           (rec.rejected, self.rejected)))  # fmt: skip
+        return dataclasses.replace(rec, chosen=chosen, rejected=rejected)
+
+
+def shown_pairs(ex: Example, runs: list[PromptScores]) -> Shown:
+    """The pairs of a prompt that some run lost or tied, and the answers they compare."""
+    assert ex.pairs is not None
+    lost = sorted({int(k) for rec in runs for k in np.flatnonzero(pair_credits(rec) < 1)})
+    return Shown(lost, sorted({ex.pairs[k][0] for k in lost}), sorted({ex.pairs[k][1] for k in lost}))
+
+
 def _run_data(
-    bench: benchmarks.Benchmark, name: str, summary: dict, scores: list[PromptScores], shown: set[str], examples: dict
+    bench: benchmarks.Benchmark,
+    name: str,
+    summary: dict,
+    scores: list[PromptScores],
+    shown: dict[str, Shown | None],
+    examples: dict,
 ) -> dict:
     columns, rows = bench.summary_rows(summary)
-    embedded = [s for s in scores if s.id in shown]
+    embedded = [(view.scores(s) if (view := shown[s.id]) else s) for s in scores if s.id in shown]
     return {
         "name": name,
         "type": summary.get("type"),
@@ -187,9 +229,10 @@ def check_texts(runs: list[Run], scores: list[list[PromptScores]], examples: dic
     return list(dict.fromkeys(notes))
 
 
-def _prompt(ex: Example) -> dict:
+def _prompt(ex: Example, view: Shown | None) -> dict:
     text = prompt_text(ex.prompt)
-    return {"id": ex.id, "g": ex.group, "s": ex.subgroup, "p": text, "c": list(ex.chosen), "r": list(ex.rejected)}
+    answers = view.example(ex) if view else {"c": list(ex.chosen), "r": list(ex.rejected)}
+    return {"id": ex.id, "g": ex.group, "s": ex.subgroup, "p": text, **answers}
 
 
 def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
@@ -206,7 +249,10 @@ def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
         if absent:
             raise DataError(f"{name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(sources)}")
     notes = check_texts(runs, scores, examples, sources)
-    shown = {s.id for run in scores for s in run if lost_any(s)}
+    lost = {s.id for run in scores for s in run if lost_any(s)}
+    by_id = [{s.id: s for s in run} for run in scores]
+    shown = {i: shown_pairs(examples[i], [r[i] for r in by_id if i in r]) if examples[i].pairs is not None else None
+             for i in lost}  # fmt: skip
     order = [ex_id for ex_id in examples if ex_id in shown]  # dataset order
     title = runs[0][0] if len(runs) == 1 else " vs ".join(name for name, _ in runs)
     return {
@@ -217,7 +263,7 @@ def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
         "labels": list(bench.response_labels),
         "sources": sources,
         "runs": [_run_data(bench, n, s, sc, shown, examples) for (n, s), sc in zip(runs, scores, strict=True)],
-        "prompts": [_prompt(examples[ex_id]) for ex_id in order],
+        "prompts": [_prompt(examples[ex_id], shown[ex_id]) for ex_id in order],
         "comparison": _comparison(runs, scores, seed) if len(runs) > 1 else None,
         "notes": notes,
     }

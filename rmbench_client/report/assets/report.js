@@ -25,15 +25,17 @@ const width = () => Math.max(1, D.labels.length);
 const styleOf = (i) => (D.labels.length ? D.labels[i] : '');
 // a prompt's numbers of chosen and rejected answers (RM-Bench 3 x 3, one pair 1 x 1, RMB's best-of-N 1 x its losers)
 let DIMS = {};
+// the comparisons of a prompt whose benchmark scores only some (PPE Correctness: the pairs some run lost or tied)
+let PAIRS = {};
 const dims = (id) => DIMS[id] || [width(), width()];
-const allCells = (id) => { const [a, b] = dims(id), out = []; for (let i = 0; i < a; i++) for (let j = 0; j < b; j++) out.push([i, j]); return out; };
+const allCells = (id) => { if (PAIRS[id]) return PAIRS[id]; const [a, b] = dims(id), out = []; for (let i = 0; i < a; i++) for (let j = 0; j < b; j++) out.push([i, j]); return out; };
 const cellName = ([i, j]) => (D.labels.length ? `chosen ${styleOf(i)} vs rejected ${styleOf(j)}` : 'chosen vs rejected');
 
 // Credit of chosen i over rejected j in run r: 1 won, 0 lost (a tie is lost, as the benchmark scores it), a
 // judge's 0.5 for a tie; null where the run did not score the prompt.
 function credit(r, id, i, j) {
   const run = D.runs[r], [a, b] = dims(id);
-  if (run.results[id]) return run.results[id][i * b + j];
+  if (run.results[id]) return run.results[id][PAIRS[id] ? PAIRS[id].findIndex(([c, r]) => c === i && r === j) : i * b + j];
   const s = run.scores[id];
   return s ? (s[i] > s[a + j] ? 1 : 0) : null;
 }
@@ -330,6 +332,7 @@ function renderRun() { renderSummary(); renderStyleBias(); refresh(); }
 loadData().then((data) => {
   D = data;
   DIMS = Object.fromEntries(D.prompts.map((p) => [p.id, [p.c.length, p.r.length]]));
+  PAIRS = Object.fromEntries(D.prompts.filter((p) => p.x).map((p) => [p.id, p.x]));
   const dirs = [...new Set(D.sources.map((f) => f.replace(/[^/\\]*$/, '')))];
   const files = dirs.length === 1 ? `${dirs[0]} (${D.sources.map((f) => f.slice(dirs[0].length)).join(', ')})` : D.sources.join(', ');
   $('#meta').textContent = `${D.benchmark} · ${D.runs.length} run${D.runs.length > 1 ? 's' : ''} · data: ${files}`;
