@@ -13,7 +13,10 @@ from conftest import CpuServers
 from helpers_cli import cli, one_error_line, stored
 from helpers_data import require_rmbench
 from hub_schemas import FILTERED_SCHEMA, RB2_SCHEMA, filtered_record, rb2_record, write_parquet
+from ppe_fixture import battle, best_of_k, write_correctness, write_preference
 from rmb_fixture import pair, write_rmb
+from test_judgebench import RECORDS as JUDGEBENCH_RECORDS
+from test_judgebench import hub_split
 
 from rmbench_client.benchmarks import NAMES
 
@@ -35,6 +38,11 @@ def data_root(tmp_path: Path, *, rb: bool = True) -> Path:
     rb2 = [rb2_record(f"{i}", s, four[:1], four[1:], prompt=f"Question {i}?") for i, s in enumerate(("Math", "Focus"))]
     write_parquet(root / "reward-bench-2" / "test-00000-of-00001.parquet", rb2, RB2_SCHEMA)
     write_rmb(root / "rmb", [pair("1", "Helpfulness/Chat/Discussion", "What is 2+2?", "It is 4.", "It is 5.")])
+    hub_split(root / "judgebench", "gpt", JUDGEBENCH_RECORDS)
+    write_preference(root / "ppe-preference", [battle("b1", "model_a", "A fuller answer.", "Hm."),
+                                               battle("b2", "model_b", "No.", "Yes, and here is why.")])  # fmt: skip
+    math_row = best_of_k("math", 0, ["x = 4, since 2x = 8.", "4", "x = 5"], [True, True, False], [[0, 2], [2, 1]])
+    write_correctness(root / "ppe-correctness", {"math": [math_row]})  # one set of five: partial
     if rb:
         filtered = [filtered_record(i, s, "A helpful answer.", "Bad.") for i, s in enumerate(("alpacaeval-easy",))]
         write_parquet(root / "reward-bench" / "filtered-00000-of-00001.parquet", filtered, FILTERED_SCHEMA)
@@ -53,7 +61,7 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     got = suite("--model", "baseline:longer", "--data", str(root), "--out", str(longer))
     results = got["results"]
     assert got["benchmarks"] == list(NAMES)  # the registry's, in its order: a new benchmark joins by itself
-    present = ("rm-bench", "reward-bench-2", "pairwise", "rmb")  # RMB joined the registry after suite was written
+    present = ("rm-bench", "reward-bench-2", "pairwise", "rmb", "judgebench", "ppe-preference", "ppe-correctness")
     assert all(c["status"] == "missing" for n, c in results.items() if n not in present)
     assert (
         results["reward-bench"]["status"] == "missing" and "data fetch reward-bench" in results["reward-bench"]["why"]
@@ -79,7 +87,12 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     proc = cli("status", str(longer), "--json")  # a model's directory: each of its runs
     assert proc.returncode == 0, proc.stderr
     found = {r["benchmark"]: r["complete"] for r in json.loads(proc.stdout)["runs"]}
-    assert found == {"pairwise": True, "reward-bench-2": False, "rm-bench": False, "rmb": False}
+    assert found == {"pairwise": True, "reward-bench-2": False, "rm-bench": False, "rmb": False, "judgebench": True,
+                     "ppe-preference": True, "ppe-correctness": False}  # fmt: skip
+    assert (
+        results["ppe-preference"]["headline"] == "accuracy" and results["ppe-preference"]["value"] == 1.0
+    )  # longer wins both
+    assert results["ppe-correctness"]["status"] == "partial" and results["ppe-correctness"]["value"] == 0.5
 
     dry = cli("suite", "--model", "baseline:longer", "--data", str(root), "--out", str(longer), "--dry-run", "--json")
     planned = json.loads(dry.stdout)
@@ -128,6 +141,9 @@ def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers
         "reward-bench-2": "partial",  # no Ties
         "pairwise": "complete",
         "rmb": "partial",  # one scenario
+        "judgebench": "complete",
+        "ppe-preference": "complete",
+        "ppe-correctness": "partial",  # one set of five
     }
     assert all(first["results"][n]["value"] is not None and len(first["results"][n]["ci"]) == 2 for n in ran)
     counts = {n: stored(out / n) for n in ran}
