@@ -29,7 +29,8 @@ from .examples import Example, PromptScores
 from .model_kinds.base import JudgeMode
 from .report import ppe_table, table
 from .score_files import pairwise as pairwise_files
-from .score_files import ppe as ppe_files
+from .score_files import ppe_correctness as ppe_correctness_files
+from .score_files import ppe_preference as ppe_preference_files
 from .score_files import rewardbench as rewardbench_files
 from .score_files import rewardbench2 as rewardbench2_files
 from .score_files import rmb as rmb_files
@@ -303,13 +304,11 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="ppe-preference",
-            **_modules(ppe_preference_data, ppe_preference_scoring),
+            **_modules(ppe_preference_data, ppe_preference_scoring, ppe_preference_files),
             fields=("question_id", "winner", "prompt", "response_1", "response_2", "language", *C.PPE_FLAGS),
             group_field="group",
             hub=(_hub_parquet(C.PPE_PREFERENCE_HUB_REPO, C.PPE_PREFERENCE_HUB_SPLIT),),
             expected_groups=(),
-            sample_line=ppe_files.preference_line,
-            read_record=ppe_files.preference_read,
             table=ppe_table.preference_table,
             write_files=_no_files,
             scored_groups=lambda s: list(s.get("categories", {})),
@@ -318,7 +317,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="ppe-correctness",
-            **_modules(ppe_correctness_data, ppe_correctness_scoring),
+            **_modules(ppe_correctness_data, ppe_correctness_scoring, ppe_correctness_files),
             fields=("question_id", "model_name", "prompt", "scores", "sampled_conflict_pairs"),
             group_field="set",
             hub=tuple(
@@ -326,8 +325,6 @@ REGISTRY: dict[str, Benchmark] = {
                 for name, repo in C.PPE_CORRECTNESS_HUB_REPOS.items()
             ),
             expected_groups=C.PPE_CORRECTNESS_SETS,
-            sample_line=ppe_files.correctness_line,
-            read_record=ppe_files.correctness_read,
             table=ppe_table.correctness_table,
             write_files=_no_files,
             scored_groups=lambda s: list(s.get("sets", {})),

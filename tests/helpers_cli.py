@@ -74,3 +74,10 @@ def one_error_line(proc: subprocess.CompletedProcess, code: int, *words: str) ->
     for word in words:
         assert word in lines[0], lines[0]
     return lines[0]
+
+
+def rescored(out: Path) -> dict:
+    """The run's samples.jsonl re-scored through `rmbench-client score --json`."""
+    proc = cli("score", str(out / "samples.jsonl"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout))

@@ -5,13 +5,12 @@ re-scores through `rmbench-client score` to the identical summary."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import CpuServers, transformers_reference
-from helpers_cli import CLI
+from helpers_cli import rescored
 from hub_schemas import (
     FILTERED_SCHEMA,
     PRIOR_SCHEMA,
@@ -55,12 +54,6 @@ MULTI_TURN = [
 
 def config(servers: CpuServers, tmp_path: Path, **update: Any) -> RunConfig:
     return RunConfig.from_data({**servers.config.to_data(), "out": str(tmp_path / "run"), **update})
-
-
-def rescored(out: Path) -> dict:
-    proc = subprocess.run([CLI, "score", str(out / "samples.jsonl"), "--json"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return dict(json.loads(proc.stdout))
 
 
 def numbers(summary: dict) -> dict:

@@ -6,13 +6,12 @@ every run re-scores through `score` to the same numbers."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import CpuServers, transformers_reference
-from helpers_cli import CLI
+from helpers_cli import rescored
 from ppe_fixture import K, battle, best_of_k, write_correctness, write_preference
 
 from rmbench_client.config import RunConfig
@@ -62,12 +61,6 @@ def reference(cpu_servers: CpuServers) -> dict[str, dict[str, Any]]:
 def config(servers: CpuServers, tmp_path: Path, bench: str, data: dict[str, Path], **update: Any) -> RunConfig:
     base = {**servers.config.to_data(), "out": str(tmp_path / "run"), "benchmark": bench, "data": str(data[bench])}
     return RunConfig.from_data({**base, **update})
-
-
-def rescored(out: Path) -> dict:
-    proc = subprocess.run([CLI, "score", str(out / "samples.jsonl"), "--json"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return dict(json.loads(proc.stdout))
 
 
 def numbers(summary: dict) -> dict:

@@ -4,13 +4,12 @@ by the tiny reward model equals transformers' in-process rewards, and by DPO; bo
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import CpuServers, transformers_reference
-from helpers_cli import CLI
+from helpers_cli import rescored
 from rmb_fixture import bon, pair, write_rmb
 
 from rmbench_client.config import RunConfig
@@ -33,12 +32,6 @@ def rmb_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def config(servers: CpuServers, tmp_path: Path, root: Path, **update: Any) -> RunConfig:
     data = {**servers.config.to_data(), "out": str(tmp_path / "run"), "benchmark": "rmb", "data": str(root)}
     return RunConfig.from_data({**data, **update})
-
-
-def rescored(out: Path) -> dict:
-    proc = subprocess.run([CLI, "score", str(out / "samples.jsonl"), "--json"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return dict(json.loads(proc.stdout))
 
 
 def keep(summary: dict) -> dict:

@@ -62,6 +62,13 @@ CORRECTNESS = {  # longer wins: (0, 2) lost, (0, 3) won, (1, 2) lost, (1, 3) won
 }
 
 
+def longer_run(bench: str, data: Path, out: Path) -> dict:
+    """The `longer` baseline's run of the benchmark on the data; its summary."""
+    proc = cli("run", "--model", "baseline:longer", "--benchmark", bench, "--data", str(data), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads((out / "summary.json").read_text()))
+
+
 @pytest.fixture
 def preference_dir(tmp_path: Path) -> Path:
     write_preference(tmp_path / "pref", BATTLES)
@@ -122,10 +129,7 @@ def test_preference_headline_numbers_from_group_means_equal_the_summary():
 
 def test_a_run_rescores_to_the_same_numbers_and_says_what_it_left_out(preference_dir, tmp_path):
     out = tmp_path / "run"
-    proc = cli("run", "--model", "baseline:longer", "--benchmark", "ppe-preference", "--data", str(preference_dir),
-               "--out", str(out))  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    summary = json.loads((out / "summary.json").read_text())
+    summary = longer_run("ppe-preference", preference_dir, out)
     assert summary["accuracy"] == pytest.approx(3 / 5) and summary["complete"] is True
     assert summary["categories"]["hard_prompt"] == 0.5 and summary["categories"]["non_english_prompt"] == 2 / 3
     assert summary["unscored"]["records"] == 2 and "human ties" in summary["unscored"]["why"]
@@ -162,10 +166,7 @@ def test_correctness_loader_reads_every_set_s_hub_schema(correctness_dir):
 
 def test_correctness_accuracy_is_pair_weighted_per_set_and_the_sets_plain_mean(correctness_dir, tmp_path):
     out = tmp_path / "run"
-    proc = cli("run", "--model", "baseline:longer", "--benchmark", "ppe-correctness", "--data", str(correctness_dir),
-               "--out", str(out))  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    s = json.loads((out / "summary.json").read_text())
+    s = longer_run("ppe-correctness", correctness_dir, out)
     assert s["sets"] == {"mmlu_pro": 2 / 3, "math": 0.0, "gpqa": 1.0, "ifeval": 0.5, "mbpp_plus": 0.0}
     assert s["pairs"] == {"mmlu_pro": 3, "math": 2, "gpqa": 1, "ifeval": 4, "mbpp_plus": 1}
     assert s["accuracy"] == pytest.approx((2 / 3 + 0 + 1 + 0.5 + 0) / 5) and s["complete"] is True
@@ -291,8 +292,7 @@ def test_the_report_page_shows_only_the_pairs_a_run_lost(correctness_dir, tmp_pa
     from rmbench_client.report import page as html
 
     out = tmp_path / "run"
-    cli("run", "--model", "baseline:longer", "--benchmark", "ppe-correctness", "--data", str(correctness_dir),
-        "--out", str(out))  # fmt: skip
+    longer_run("ppe-correctness", correctness_dir, out)
     data = html.build([str(out)])
     by_id = {p["id"]: p for p in data["prompts"]}
     assert sorted(by_id) == sorted(f"{n}:{n}-0000:gpt-4o-mini-2024-07-18" for n in ("mmlu_pro", "math", "ifeval",

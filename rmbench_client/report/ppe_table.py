@@ -7,25 +7,22 @@ from typing import TYPE_CHECKING
 
 from .. import constants as C
 from .formatting import percent
-from .table import Row, _rich, _value
+from .table import Row, _rich, _value, group_rows
 
 if TYPE_CHECKING:
     from rich.table import Table
 
 
+def _with_accuracy(rows: list[Row], summary: dict, n: int | None) -> tuple[list[str], list[Row]]:
+    if "accuracy" in summary:
+        value = _value(summary["accuracy"], summary.get("ci", {}).get("accuracy"))
+        rows.append({"name": "accuracy", "values": [value], "n": n, "total": True})
+    return ["accuracy"], rows
+
+
 def preference_rows(summary: dict) -> tuple[list[str], list[Row]]:
     """One column, accuracy; a row per category (they overlap), then the accuracy over every battle."""
-    ci = summary.get("ci", {})
-    rows: list[Row] = [
-        {"name": name, "values": [_value(v, ci.get("categories", {}).get(name))], "total": False}
-        | {"n": summary.get("category_n", {}).get(name)}
-        for name, v in summary.get("categories", {}).items()
-    ]
-    if "accuracy" in summary:
-        n = sum(summary.get("n", {}).values())
-        rows.append({"name": "accuracy", "values": [_value(summary["accuracy"], ci.get("accuracy"))], "n": n,
-                     "total": True})  # fmt: skip
-    return ["accuracy"], rows
+    return _with_accuracy(group_rows(summary, "categories", "category_n"), summary, sum(summary.get("n", {}).values()))
 
 
 def preference_table(summary: dict, title: str) -> Table:
@@ -36,17 +33,8 @@ def preference_table(summary: dict, title: str) -> Table:
 
 
 def correctness_rows(summary: dict) -> tuple[list[str], list[Row]]:
-    """Accuracy over the sampled conflict pairs (n: rows) per set, then the mean over the sets."""
-    ci = summary.get("ci", {})
-    rows: list[Row] = [
-        {"name": name, "values": [_value(v, ci.get("sets", {}).get(name))], "n": summary.get("n", {}).get(name)}
-        | {"total": False}
-        for name, v in summary.get("sets", {}).items()
-    ]
-    if "accuracy" in summary:
-        rows.append({"name": "accuracy", "values": [_value(summary["accuracy"], ci.get("accuracy"))], "n": None,
-                     "total": True})  # fmt: skip
-    return ["accuracy"], rows
+    """Accuracy over the sampled conflict pairs per set (n: rows), then the mean over the sets."""
+    return _with_accuracy(group_rows(summary, "sets"), summary, None)
 
 
 def correctness_table(summary: dict, title: str) -> Table:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .table import Row, _rich, _value
+from .table import Row, _rich, _value, group_rows
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -13,21 +13,10 @@ if TYPE_CHECKING:
 
 def rmb_rows(summary: dict) -> tuple[list[str], list[Row]]:
     """One column, accuracy; a row per scenario, per set, then overall."""
-    ci = summary.get("ci", {})
-    rows: list[Row] = [
-        {"name": g, "values": [_value(v, ci.get("scenarios", {}).get(g))], "n": summary.get("n", {}).get(g)}
-        | {"total": False}
-        for g, v in summary.get("scenarios", {}).items()
-    ]
-    rows += [
-        {"name": name, "values": [_value(v, ci.get("sets", {}).get(name))], "n": summary.get("set_n", {}).get(name)}
-        | {"total": True}
-        for name, v in summary.get("sets", {}).items()
-    ]
+    rows = group_rows(summary, "scenarios") + group_rows(summary, "sets", "set_n", total=True)
     if "overall" in summary:
-        rows.append(
-            {"name": "overall", "values": [_value(summary["overall"], ci.get("overall"))], "n": None, "total": True}
-        )
+        overall = _value(summary["overall"], summary.get("ci", {}).get("overall"))
+        rows.append({"name": "overall", "values": [overall], "n": None, "total": True})
     return ["accuracy"], rows
 
 

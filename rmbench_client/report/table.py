@@ -21,6 +21,15 @@ def _value(value: float | None, ci: list[float] | None) -> list[float] | None:
     return None if value is None else [value, *ci] if ci else [value]
 
 
+def group_rows(summary: dict, key: str, n_key: str = "n", total: bool = False) -> list[Row]:
+    """One row per entry of `summary[key]` (subsets, sets, scenarios, categories): its value with the interval
+    `ci[key]` gives it, and its n from `summary[n_key]`."""
+    ci = summary.get("ci", {}).get(key, {})
+    n = summary.get(n_key, {})
+    return [{"name": g, "values": [_value(v, ci.get(g))], "n": n.get(g), "total": total}
+            for g, v in summary.get(key, {}).items()]  # fmt: skip
+
+
 def rmbench_rows(summary: dict) -> tuple[list[str], list[Row]]:
     """Columns easy / normal / hard / avg; a row per domain, then overall."""
 

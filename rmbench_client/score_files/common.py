@@ -29,6 +29,14 @@ def floats(value: Any, where: str, key: str, finite: bool = True) -> tuple[float
     return tuple(out)
 
 
+def text_field(rec: dict[str, Any], key: str, where: str) -> str:
+    """A record's non-empty string (or integer) field, as a string."""
+    value = rec.get(key)
+    if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
+        raise DataError(f"{where}: '{key}' must be a non-empty string")
+    return str(value)
+
+
 def credit_value(value: Any, where: str) -> tuple[float, ...]:
     """A judge's credits: numbers in [0, 1]."""
     flat = [v for row in value for v in (row if isinstance(row, list) else [row])] if isinstance(value, list) else value
