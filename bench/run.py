@@ -74,7 +74,8 @@ from rmbench_client.datasets.files import read_records
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", datefmt="%H:%M:%S")
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    for name in ("httpx", "httpx2"):  # no per-request lines: they cost time in the measured runs
+        logging.getLogger(name).setLevel(logging.WARNING)
     logging.getLogger("rmbench_client").setLevel(logging.ERROR)  # e.g. the shared data's missing math domain
 
     def on_term(signum: int, frame: Any) -> None:

@@ -203,10 +203,14 @@ def httpx2_client() -> Any:
     except ImportError:
         return None
 
+    class Client(httpx2.AsyncClient):
+        async def request(self, method: str, url: Any, **kw: Any) -> Any:  # the client builds httpx's URL objects
+            return await super().request(method, str(url), **kw)
+
     def make(role: Any, options: Any, transport: Any = None) -> Any:
         n = factory._connections(role)
         timeout = httpx2.Timeout(options.read_timeout, connect=options.connect_timeout)
-        return httpx2.AsyncClient(timeout=timeout, limits=httpx2.Limits(max_connections=n, max_keepalive_connections=n))
+        return Client(timeout=timeout, limits=httpx2.Limits(max_connections=n, max_keepalive_connections=n))
 
     return make
 

@@ -117,7 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    logging.getLogger("httpx").setLevel(max(level, logging.WARNING))  # no per-request lines
+    for name in ("httpx", "httpx2"):  # no per-request lines (openai 3.x runs on httpx2)
+        logging.getLogger(name).setLevel(max(level, logging.WARNING))
     console = cast("Console", _LazyConsole())
     commands = {
         "run": run.cmd_run,
