@@ -306,7 +306,32 @@ def test_the_report_page_shows_only_the_pairs_a_run_lost(correctness_dir, tmp_pa
         page, requests, errors = open_page(browser, page_file)
         assert errors == [] and requests == []
         assert sorted(shown_ids(page)) == sorted(by_id)
-        assert WRONG in page.inner_text(f'#list .item[data-id="{ifeval["id"]}"]')
+        item = f'#list .item[data-id="{ifeval["id"]}"]'
+        assert WRONG in page.inner_text(item)
+        chips = page.query_selector_all(f"{item} .chip")  # two lost pairs: pick either
+        assert [c.inner_text() for c in chips] == ["1 vs 1", "2 vs 1"]
+        page.click(f'{item} .chip[data-cell="1,0"]')
+        assert page.get_attribute(item, "data-cell") == "1,0" and "Right." in page.inner_text(f"{item} .side.chosen")
+
+
+def test_the_page_keeps_each_embedded_pairs_details():
+    """A best-of-K row on the page holds only its lost pairs' answers: DPO's per-answer numbers and a judge's
+    per-pair answers are cut to the same."""
+    from rmbench_client.examples import Example
+    from rmbench_client.report.page import shown_pairs
+
+    ex = Example("r", "ppe-correctness", "math", "q", ("c0", "c1"), ("r0", "r1", "r2"), pairs=((0, 2), (1, 0), (1, 1)))
+    dpo = PromptScores("r", "math", (1.0, 5.0), (2.0, 0.0, 5.0), pairs=ex.pairs,
+                       details={"policy_logprob_sum": {"chosen": [-1, -2], "rejected": [-3, -4, -5]}})  # fmt: skip
+    judge = PromptScores("r", "math", (), (), (1.0, 1.0, 0.5), pairs=ex.pairs, details={"answers": ["a", "b", "c"]})
+    view = shown_pairs(ex, [dpo, judge])  # lost or tied: (0, 2) by the rewards, (1, 1) by the judge
+    assert (view.pairs, view.chosen, view.rejected) == ([0, 2], [0, 1], [1, 2])
+    assert view.example(ex) == {"c": ["c0", "c1"], "r": ["r1", "r2"], "x": [[0, 1], [1, 0]]}
+    cut = view.scores(dpo)
+    assert cut.rejected == (0.0, 5.0) and cut.details == {
+        "policy_logprob_sum": {"chosen": [-1, -2], "rejected": [-4, -5]}
+    }
+    assert view.scores(judge).results == (1.0, 0.5) and view.scores(judge).details == {"answers": ["a", "c"]}
 
 
 def test_data_fetch_puts_each_correctness_set_in_its_own_folder(tmp_path):

@@ -154,11 +154,23 @@ class Shown:
         return {"c": [ex.chosen[i] for i in self.chosen], "r": [ex.rejected[j] for j in self.rejected], "x": mapped}
 
     def scores(self, rec: PromptScores) -> PromptScores:
+        details = self.details(rec.details) if rec.details else rec.details
         if rec.results is not None:
-            return dataclasses.replace(rec, results=tuple(rec.results[k] for k in self.pairs))
+            return dataclasses.replace(rec, results=tuple(rec.results[k] for k in self.pairs), details=details)
         chosen, rejected = (tuple(side[i] for i in keep) for side, keep in ((rec.chosen, self.chosen),
                                                                            (rec.rejected, self.rejected)))  # fmt: skip
-        return dataclasses.replace(rec, chosen=chosen, rejected=rejected)
+        return dataclasses.replace(rec, chosen=chosen, rejected=rejected, details=details)
+
+    def details(self, details: dict[str, Any]) -> dict[str, Any]:
+        """The details of the embedded answers (DPO's per-answer numbers) and pairs (a judge's answers)."""
+        out = dict(details)
+        for key, value in details.items():
+            if isinstance(value, dict) and set(value) == {"chosen", "rejected"}:
+                out[key] = {"chosen": [value["chosen"][i] for i in self.chosen],
+                            "rejected": [value["rejected"][j] for j in self.rejected]}  # fmt: skip
+            elif key == "answers" and isinstance(value, list):
+                out[key] = [value[k] for k in self.pairs]
+        return out
 
 
 def shown_pairs(ex: Example, runs: list[PromptScores]) -> Shown:

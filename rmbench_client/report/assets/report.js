@@ -29,13 +29,15 @@ let DIMS = {};
 let PAIRS = {};
 const dims = (id) => DIMS[id] || [width(), width()];
 const allCells = (id) => { if (PAIRS[id]) return PAIRS[id]; const [a, b] = dims(id), out = []; for (let i = 0; i < a; i++) for (let j = 0; j < b; j++) out.push([i, j]); return out; };
+// where a comparison's credit (and a judge's answer) stands in a prompt's lists: chosen-major, or its place in PAIRS
+const cellIndex = (id, i, j) => (PAIRS[id] ? PAIRS[id].findIndex(([c, r]) => c === i && r === j) : i * dims(id)[1] + j);
 const cellName = ([i, j]) => (D.labels.length ? `chosen ${styleOf(i)} vs rejected ${styleOf(j)}` : 'chosen vs rejected');
 
 // Credit of chosen i over rejected j in run r: 1 won, 0 lost (a tie is lost, as the benchmark scores it), a
 // judge's 0.5 for a tie; null where the run did not score the prompt.
 function credit(r, id, i, j) {
   const run = D.runs[r], [a, b] = dims(id);
-  if (run.results[id]) return run.results[id][PAIRS[id] ? PAIRS[id].findIndex(([c, r]) => c === i && r === j) : i * b + j];
+  if (run.results[id]) return run.results[id][cellIndex(id, i, j)];
   const s = run.scores[id];
   return s ? (s[i] > s[a + j] ? 1 : 0) : null;
 }
@@ -223,7 +225,7 @@ function renderComparison() {
 
 // --- the prompt list ----------------------------------------------------------------------------------------
 function detailsHtml(id, [i, j]) {
-  const [w, nr] = dims(id), parts = [];
+  const [w] = dims(id), parts = [];
   if (D.runs.length > 1) {
     const rows = D.runs.map((run, r) => {
       const c = credit(r, id, i, j), m = margin(r, id, [i, j]), s = run.scores[id];
@@ -241,7 +243,7 @@ function detailsHtml(id, [i, j]) {
   }
   if (det && det.answers) {
     const a = det.answers;
-    const texts = Array.isArray(a) ? [['judge answer', a[i * nr + j]]] : [['judge on chosen', a.chosen[i]], ['judge on rejected', a.rejected[j]]];
+    const texts = Array.isArray(a) ? [['judge answer', a[cellIndex(id, i, j)]]] : [['judge on chosen', a.chosen[i]], ['judge on rejected', a.rejected[j]]];
     texts.forEach(([label, t]) => parts.push(`<div class="answer"><h4>${label}</h4><pre>${esc(t ?? '(none)')}</pre></div>`));
   }
   return parts.length ? `<div class="extra">${parts.join('')}</div>` : '';
@@ -249,8 +251,10 @@ function detailsHtml(id, [i, j]) {
 
 function itemHtml({ p, cands, cell, m }) {
   const [i, j] = cell, w = dims(p.id)[0], s = D.runs[S.run].scores[p.id];
-  const chips = D.labels.length ? cands.map((c) => `<button type="button" class="chip${c.join() === cell.join() ? ' on' : ''}" `
-    + `data-cell="${c.join()}" title="${esc(cellName(c))}">${esc(styleOf(c[0]))} vs ${esc(styleOf(c[1]))}</button>`).join('') : '';
+  // which comparison to show: RM-Bench's style pairs by name; a best-of-K row's pairs by number (chosen vs rejected)
+  const chipText = (c) => (D.labels.length ? `${esc(styleOf(c[0]))} vs ${esc(styleOf(c[1]))}` : `${c[0] + 1} vs ${c[1] + 1}`);
+  const chips = D.labels.length || (PAIRS[p.id] && cands.length > 1) ? cands.map((c) => `<button type="button" class="chip${c.join() === cell.join() ? ' on' : ''}" `
+    + `data-cell="${c.join()}" title="${esc(cellName(c))}">${chipText(c)}</button>`).join('') : '';
   const a = tokens(p.c[i]), b = tokens(p.r[j]), [ca, cb] = wordDiff(a, b);
   const score = (v) => (s ? ` · score ${num(v)}` : '');
   return `<article class="item" data-id="${esc(p.id)}" data-cell="${cell.join()}"><header><b>${esc(p.id)}</b>`
