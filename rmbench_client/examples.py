@@ -25,6 +25,14 @@ def prompt_text(prompt: Prompt) -> str:
     return "\n\n".join(f"{m['role']}: {m['content']}" for m in prompt)
 
 
+def comparisons(pairs: tuple[tuple[int, int], ...] | None, chosen: int, rejected: int) -> list[tuple[int, int]]:
+    """The (chosen index, rejected index) comparisons scored: `pairs` where a benchmark names them, else every
+    chosen response against every rejected one, chosen-major."""
+    if pairs is not None:
+        return list(pairs)
+    return [(c, r) for c in range(chosen) for r in range(rejected)]
+
+
 def response_lengths(examples: Iterable[Example]) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
     """Prompt id -> (chosen, rejected) response lengths in characters: the input of the length diagnostics."""
     return {ex.id: (tuple(map(len, ex.chosen)), tuple(map(len, ex.rejected))) for ex in examples}
@@ -53,9 +61,7 @@ class Example:
 
     def comparisons(self) -> list[tuple[int, int]]:
         """The (chosen index, rejected index) comparisons the benchmark scores, chosen-major when all are."""
-        if self.pairs is not None:
-            return list(self.pairs)
-        return [(c, r) for c in range(len(self.chosen)) for r in range(len(self.rejected))]
+        return comparisons(self.pairs, len(self.chosen), len(self.rejected))
 
     def responses(self) -> list[tuple[str, int, str]]:
         """(side, index, text) for every response, chosen first."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from ppe_fixture import (
     write_preference,
     write_split,
 )
+from test_data import hub_env
 
 from rmbench_client import benchmarks
 from rmbench_client import constants as C
@@ -314,6 +314,15 @@ def test_the_report_page_shows_only_the_pairs_a_run_lost(correctness_dir, tmp_pa
         assert page.get_attribute(item, "data-cell") == "1,0" and "Right." in page.inner_text(f"{item} .side.chosen")
 
 
+def test_the_preference_page_lists_the_battles_a_run_lost(preference_dir, tmp_path):
+    from rmbench_client.report import page as html
+
+    out = tmp_path / "run"
+    longer_run("ppe-preference", preference_dir, out)  # longer wins: lost where model_b won (q2, q6)
+    data = html.build([str(out)])
+    assert [p["id"] for p in data["prompts"]] == ["q2", "q6"] and data["prompts"][0]["c"] == [SHORT]
+
+
 def test_the_page_keeps_each_embedded_pairs_details():
     """A best-of-K row on the page holds only its lost pairs' answers: DPO's per-answer numbers and a judge's
     per-pair answers are cut to the same."""
@@ -341,9 +350,8 @@ def test_data_fetch_puts_each_correctness_set_in_its_own_folder(tmp_path):
         files[repo] = {f"data/{shard.name}": shard.read_bytes(), "README.md": b"---\n---\n"}
     pref = write_preference(tmp_path / "build" / "pref", BATTLES)
     files[C.PPE_PREFERENCE_HUB_REPO] = {f"data/{pref.name}": pref.read_bytes()}
-    env = {k: v for k, v in os.environ.items() if k not in ("RMBENCH_DATA_DIR", "HF_HUB_OFFLINE", "HF_TOKEN")}
     with serve_hub(files) as fake:
-        env |= {"HF_ENDPOINT": fake.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+        env = hub_env(tmp_path, fake.url)
         proc = cli("data", "fetch", "ppe-correctness", "ppe-preference", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     root = tmp_path / "data" / "ppe-correctness"

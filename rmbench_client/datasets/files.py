@@ -30,9 +30,10 @@ def read_text(path: Path) -> str:
         raise DataError(f"{path}: not UTF-8 (invalid byte at line {line}, offset {exc.start})") from None
 
 
-def data_files(directory: Path) -> list[Path]:
-    """Every parquet/JSON/JSONL file of a directory, by name."""
-    return sorted(p for p in directory.iterdir() if p.suffix in (".parquet", ".json", ".jsonl") and p.is_file())
+def data_files(directory: Path, nested: bool = False) -> list[Path]:
+    """Every parquet/JSON/JSONL file of a directory (`nested`: and of its sub-directories), by path."""
+    found = directory.rglob("*") if nested else directory.iterdir()
+    return sorted(p for p in found if p.suffix in (".parquet", ".json", ".jsonl") and p.is_file())
 
 
 def read_json(path: Path) -> Any:

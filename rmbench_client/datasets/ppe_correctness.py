@@ -16,6 +16,7 @@ in best-of-K. Answers are scored as they are, blank ones too.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import Example
 from . import fields as check
+from .files import data_files
 
 REQUIRED = ("question_id", "prompt", "scores", "sampled_conflict_pairs")
 _RESPONSE = re.compile(r"response_([1-9][0-9]*)")
@@ -30,7 +32,7 @@ _RESPONSE = re.compile(r"response_([1-9][0-9]*)")
 
 def files_in(directory: Path) -> list[Path]:
     """Every parquet/JSON/JSONL file under the directory (`data fetch` puts each set in a folder of its own)."""
-    return sorted(p for p in directory.rglob("*") if p.suffix in (".parquet", ".json", ".jsonl") and p.is_file())
+    return data_files(directory, nested=True)
 
 
 def set_of(record: dict[str, Any], where: str) -> str:
@@ -72,6 +74,11 @@ def _pairs(value: Any, labels: tuple[bool, ...], where: str) -> list[tuple[int, 
     return out
 
 
+def positions(labels: Sequence[bool]) -> dict[int, int]:
+    """Answer index -> its index among the correct answers (or among the incorrect ones), in answer order."""
+    return {i: n for side in (True, False) for n, i in enumerate(i for i, label in enumerate(labels) if label == side)}
+
+
 def parse_record(record: Any, path: Path, index: int) -> Example:
     """One validated best-of-K row, or a DataError naming file and record."""
     record, where = check.record(record, path, index, REQUIRED)
@@ -79,9 +86,7 @@ def parse_record(record: Any, path: Path, index: int) -> Example:
     labels = _labels(record["scores"], where)
     answers = _responses(record, len(labels), where)
     pairs = _pairs(record["sampled_conflict_pairs"], labels, where)
-    position: dict[int, int] = {}  # answer index -> its index among the correct (or the incorrect) answers
-    for side in (True, False):
-        position |= {i: n for n, i in enumerate(i for i, label in enumerate(labels) if label == side)}
+    position = positions(labels)
     question = check.ident(record["question_id"], where, "question_id")
     model = record.get("model_name")
     if model is not None and not isinstance(model, str):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..datasets.ppe_correctness import positions
 from ..errors import DataError
 from ..examples import Example, PromptScores
 from ..scoring.checks import pair_credits
@@ -46,7 +47,7 @@ def read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> Pro
     labels = rec.get("scores")
     if not isinstance(labels, list) or not labels or not all(isinstance(v, bool) for v in labels):
         raise DataError(f"{where}: 'scores' must be a non-empty list of booleans (each answer's correctness)")
-    position = {i: n for side in (True, False) for n, i in enumerate(i for i, v in enumerate(labels) if v == side)}
+    position = positions(labels)
     pairs = []
     for n, pair in enumerate(rec.get("sampled_conflict_pairs") or []):
         ok = (

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import DataError
-from ..examples import PromptScores
+from ..examples import PromptScores, comparisons
 
 
 def finite_matrix(rows: Sequence[Sequence[float]], ids: Sequence[str], what: str, width: int) -> np.ndarray:
@@ -43,19 +43,22 @@ def outcomes(records: Sequence[PromptScores], width: int) -> np.ndarray:
 def pair_credits(rec: PromptScores) -> np.ndarray:
     """The credit of each comparison the record scores (its `pairs`, else every chosen-rejected pair, chosen-major):
     1 when the chosen answer scores higher, 1/2 when equal, 0 when lower; or a judge's credit."""
-    comparisons = rec.pairs if rec.pairs is not None else [
-        (c, r) for c in range(len(rec.chosen)) for r in range(len(rec.rejected))]  # fmt: skip
+    scored = comparisons(rec.pairs, len(rec.chosen), len(rec.rejected))
     if rec.results is not None:
-        credit = finite_matrix([rec.results], [rec.id], "results", len(comparisons))[0]
+        credit = finite_matrix([rec.results], [rec.id], "results", len(scored))[0]
         if ((credit < 0) | (credit > 1)).any():
             raise DataError(f"prompt {rec.id}: a judge's results must be credits in [0, 1]")
         return credit
     chosen = finite_matrix([rec.chosen], [rec.id], "score_chosen", len(rec.chosen))[0]
     rejected = finite_matrix([rec.rejected], [rec.id], "score_rejected", len(rec.rejected))[0]
-    if not comparisons:
+    if not scored:
         return np.zeros(0)
-    c, r = (np.asarray(side) for side in zip(*comparisons, strict=True))
+    c, r = (np.asarray(side) for side in zip(*scored, strict=True))
     if c.max() >= len(chosen) or r.max() >= len(rejected):
         raise DataError(f"prompt {rec.id}: a pair names an answer the record has no score for")
-    a, b = chosen[c], rejected[r]
-    return np.where(a > b, 1.0, np.where(a == b, 0.5, 0.0))
+    return half_for_ties(chosen[c], rejected[r])
+
+
+def half_for_ties(chosen: np.ndarray, rejected: np.ndarray) -> np.ndarray:
+    """Credit of each chosen score over its rejected one: 1 higher, 1/2 equal, 0 lower (PPE's comparisons)."""
+    return np.where(chosen > rejected, 1.0, np.where(chosen == rejected, 0.5, 0.0))

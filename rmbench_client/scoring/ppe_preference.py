@@ -26,7 +26,7 @@ from .. import constants as C
 from ..errors import DataError
 from ..examples import PromptScores
 from . import bootstrap
-from .checks import finite_matrix
+from .checks import finite_matrix, half_for_ties
 from .types import Lengths, Records, Samples
 
 
@@ -53,7 +53,7 @@ def credits(records: Sequence[PromptScores]) -> np.ndarray:
         return judged
     chosen = finite_matrix([r.chosen for r in records], ids, "score_chosen", 1)[:, 0]
     rejected = finite_matrix([r.rejected for r in records], ids, "score_rejected", 1)[:, 0]
-    return np.where(chosen > rejected, 1.0, np.where(chosen == rejected, 0.5, 0.0))
+    return half_for_ties(chosen, rejected)
 
 
 def _combine(means: Mapping[str, np.ndarray], sizes: Mapping[str, int], groups: Sequence[str]) -> np.ndarray:
