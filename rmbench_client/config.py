@@ -62,7 +62,8 @@ def _without_none(value: Any) -> Any:
 
 
 class ServeSpec(Strict, frozen=True, kw_only=True):
-    """How `make serve` starts the server(s) behind a role's endpoints (one server per endpoint URL)."""
+    """How `make serve` starts the server(s) behind a role's endpoints: one server per endpoint URL on this machine
+    (`cluster: local`), or `replicas` Ray actors on a Ray cluster, each reserving `resources` on one node."""
 
     engine: Literal["vllm", "vllm-cpu", "tgi"] = "vllm"
     path: str  # local model directory (relative to the config's repository root) or hub id
@@ -72,13 +73,40 @@ class ServeSpec(Strict, frozen=True, kw_only=True):
     cpus: list[str] | None = None  # CPU cores per endpoint, e.g. ["0", "1"] or ["0-3", "4-7"] (taskset's list format)
     data_parallel_size: int = 1
     extra_args: list[str] = field(default_factory=list)
+    cluster: Literal["local", "ray"] = "local"
+    ray_address: str | None = None  # the cluster (`ray start`'s address); else $RAY_ADDRESS
+    ray_dashboard: str | None = None  # its state API; else $RAY_API_SERVER_ADDRESS, else port 8265 of ray_address
+    replicas: AtLeastOne = 1
+    resources: dict[str, Annotated[float, Meta(gt=0)]] | None = None  # per replica, in Ray's names: {GPU: 4}
+
+    def __post_init__(self) -> None:
+        if self.cluster == "local":
+            given = [k for k in ("ray_address", "ray_dashboard", "resources") if getattr(self, k) is not None]
+            if self.replicas != 1:
+                given.append("replicas")
+            if given:
+                raise ValueError(f"{', '.join(given)} need cluster: ray (locally, one server per endpoint URL)")
+            return
+        if self.engine == "tgi":
+            raise ValueError("engine tgi runs in docker on this machine only: use engine vllm or vllm-cpu on Ray")
+        if self.gpus is not None or self.cpus is not None:
+            raise ValueError("gpus and cpus are for cluster: local; on Ray a replica reserves them in resources")
+        if self.resources is not None and not self.resources:
+            raise ValueError("resources is empty: name what one replica reserves, such as {GPU: 4} or {CPU: 8}")
+        if self.ray_dashboard is not None and urlparse(self.ray_dashboard).scheme not in ("http", "https"):
+            raise ValueError(f"ray_dashboard {self.ray_dashboard!r} is not an http(s) URL")
+
+    def replica_resources(self) -> dict[str, float]:
+        """What one replica reserves on its node (Ray's resource names)."""
+        return dict(self.resources or C.RAY_REPLICA_RESOURCES)
 
 
 class RoleConfig(Strict, frozen=True, kw_only=True):
     """Where one model is served: its name on the server, its endpoints, and how to reach them."""
 
     served_model: str
-    endpoints: Annotated[list[str], Meta(min_length=1)]
+    # the servers' URLs, or "ray": the replicas `serve` registered on the Ray cluster, read at run time
+    endpoints: Annotated[list[str], Meta(min_length=1)] | Literal["ray"]
     backend: Literal["vllm", "tgi", "tei", "sglang", "openai"] = "vllm"
     api_key_env: str | None = None  # name of the environment variable holding this role's key
     concurrency: AtLeastOne = C.MAX_CONCURRENCY_PER_ENDPOINT
@@ -86,6 +114,15 @@ class RoleConfig(Strict, frozen=True, kw_only=True):
     serve: ServeSpec | None = None
 
     def __post_init__(self) -> None:
+        on_ray = self.serve is not None and self.serve.cluster == "ray"
+        if self.endpoints == "ray":
+            if self.serve is not None and not on_ray:
+                raise ValueError("endpoints: ray needs serve.cluster: ray (or no serve section)")
+            return
+        if on_ray:
+            raise ValueError(
+                "serve.cluster ray: set endpoints: ray (the run reads the replicas' URLs from the cluster)"
+            )
         for url in self.endpoints:
             parsed = urlparse(url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -93,6 +130,21 @@ class RoleConfig(Strict, frozen=True, kw_only=True):
             if parsed.path.rstrip("/").endswith("/v1"):  # the client adds /v1/... itself: /v1/v1/models would 404
                 root = url.rstrip("/")[: -len("/v1")]
                 raise ValueError(f"endpoint {url!r} ends in /v1: give the server's root, {root!r}")
+
+    @property
+    def on_ray(self) -> bool:
+        """Whether the endpoints are the replicas on a Ray cluster, found at run time."""
+        return self.endpoints == "ray"
+
+    def urls(self) -> list[str]:
+        """The listed endpoint URLs; for `endpoints: ray` none (ray_discovery finds them)."""
+        return [] if isinstance(self.endpoints, str) else list(self.endpoints)
+
+    def endpoint_count(self) -> int:
+        """How many endpoints the role has, or expects on the cluster (its replicas)."""
+        if isinstance(self.endpoints, str):
+            return self.serve.replicas if self.serve is not None else 1
+        return len(self.endpoints)
 
     def api_key(self, role: str = "") -> str | None:
         """The key from the environment: the role's own variable (which must be set), else RMBENCH_API_KEY."""

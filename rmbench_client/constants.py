@@ -288,3 +288,14 @@ REWARDBENCH_PRIOR_SCORES_DIR = "pref-sets-scores"
 REWARDBENCH_RESULT_META = ("model", "model_type", "chat_template", "ref_model")  # results-file keys besides subsets
 TGI_TEXT_CACHE_SIZE = 4096  # token-id sequence -> text sent to /generate (TGI takes text, not ids)
 TEI_MAX_BATCH = 32  # TEI --max-client-batch-size default
+
+# Serving on a Ray cluster (`serve.cluster: ray`; launcher/ray_cluster.py, ray_discovery.py)
+RAY_ADDRESS_ENV = "RAY_ADDRESS"  # the cluster `serve` and `stop` connect to (Ray's own variable)
+RAY_API_ENV = "RAY_API_SERVER_ADDRESS"  # the cluster's dashboard, whose state API lists the replicas (Ray's own)
+RAY_DASHBOARD_PORT = 8265  # Ray's default dashboard port on the head: the state API when nothing else is said
+RAY_NAMESPACE = "rmbench"  # every replica actor and placement group lives in this Ray namespace
+RAY_REPLICA_RESOURCES = {"CPU": 1.0}  # what one replica reserves when `serve.resources` is not given
+RAY_MAX_RESTARTS = -1  # a replica is restarted (on another node if need be) as often as its node dies
+RAY_PLACEMENT_TIMEOUT_S = 60.0  # for the placement groups of a `serve` once the capacity check passed
+RAY_CALL_TIMEOUT_S = 30.0  # for one call to a replica actor (its address, its stop)
+RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API

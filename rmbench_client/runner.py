@@ -185,7 +185,7 @@ def _chunks(items: list[Example], size: int) -> Iterator[list[Example]]:
 
 def in_flight(cfg: RunConfig) -> int:
     """How many prompts to score at once: a few per request slot of the run's endpoints."""
-    slots = sum(len(cfg.roles[name].endpoints) * cfg.roles[name].concurrency for name in cfg.roles_used())
+    slots = sum(cfg.roles[name].endpoint_count() * cfg.roles[name].concurrency for name in cfg.roles_used())
     return max(1, slots * C.PROMPTS_IN_FLIGHT_PER_SLOT)
 
 

@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve = sub.add_parser("serve", parents=[common], help="start the servers a config describes, wait until healthy")
     p_serve.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML naming the servers")
     p_serve.add_argument("--role", action="append", metavar="ROLE", help="only this role (repeatable)")
-    sub.add_parser("stop", parents=[common], help="stop the servers `serve` started")
+    p_stop = sub.add_parser("stop", parents=[common], help="stop the servers `serve` started")
+    p_stop.add_argument("--config", metavar="FILE", help="also remove this config's replicas from its Ray cluster")
     return parser
 
 
@@ -77,11 +78,22 @@ def cmd_score(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     from ..launcher import start_servers
+    from .cluster import serve_replicas, stop_replicas
 
     cfg = _serve_config(args.config)
+    on_ray = serve_replicas(cfg, args.role)  # the roles placed on a Ray cluster (serve.cluster: ray)
+    wanted = args.role or [r for r, rc in cfg.roles.items() if rc.serve is not None]
+    local = [r for r in wanted if r not in on_ray]
+    if not local and on_ray:
+        return 0
     sys.stderr.write(f"starting the servers of {args.config} and waiting until each answers /health ...\n")
-    for info in start_servers(cfg, roles=args.role):
-        sys.stdout.write(f"{info.role:<10} {info.url}  ({info.model}, pid {info.pid}, log {info.log})\n")
+    try:
+        for info in start_servers(cfg, roles=local):
+            sys.stdout.write(f"{info.role:<10} {info.url}  ({info.model}, pid {info.pid}, log {info.log})\n")
+    except BaseException:
+        if on_ray:  # a failed serve leaves nothing running
+            stop_replicas(cfg, on_ray)
+        raise
     return 0
 
 
@@ -97,6 +109,11 @@ def cmd_stop(args: argparse.Namespace, console: Console) -> int:
 
     stopped = stop_servers()
     console.print(f"stopped {len(stopped)} server(s)" if stopped else "no servers recorded as running")
+    if args.config:
+        from .cluster import stop_replicas
+
+        removed = stop_replicas(_serve_config(args.config))
+        console.print(f"removed {len(removed)} replica(s) from the Ray cluster" if removed else "no replica on Ray")
     return 0
 
 

@@ -80,12 +80,24 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
         "status", parents=[common], help="progress, failures and completeness of a run directory, and its scores"
     )
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (runs/<model>/<benchmark> or a run's --out), "
-                   "or a model's directory (runs/<model>): each of its runs in a line or two")  # fmt: skip
+    p.add_argument("run_dir", metavar="RUN_DIR", nargs="?",
+                   help="a run directory (runs/<model>/<benchmark> or a run's --out), or a model's directory "
+                   "(runs/<model>): each of its runs in a line or two")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--config", metavar="FILE", help="the replicas of this config's Ray roles, per node")
 
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
+    if args.config is not None:
+        from ..config import read_yaml
+        from .cluster import print_replicas
+
+        data = read_yaml(args.config)
+        code = print_replicas(load_config(args.config, {} if "model" in data else {"model": "status"}), args.json)
+        if args.run_dir is None:
+            return code
+    if args.run_dir is None:
+        raise DataError("status needs a RUN_DIR (a run or model directory) or --config FILE (Ray replicas)")
     path = Path(args.run_dir)
     runs = run_dirs_in(path) if not (path / C.CONFIG_FILE).is_file() else []
     if runs:  # a model's directory: every benchmark's run, without their tables

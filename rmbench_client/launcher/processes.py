@@ -66,7 +66,7 @@ def _check_port_free(host: str, port: int, where: str) -> None:
 
 def _plan(cfg: RunConfig, roles: Sequence[str] | None, repo_root: Path) -> list[tuple[str, str, RoleConfig, int]]:
     """(role, url, role config, endpoint index) for every server to start, after every check that can fail early."""
-    served: list[str] = [role for role, rc in cfg.roles.items() if rc.serve is not None]
+    served: list[str] = [role for role, rc in cfg.roles.items() if rc.serve is not None and rc.serve.cluster == "local"]
     names: list[str] = list(dict.fromkeys(roles)) if roles else served
     if not names:
         raise ServerError("no role in the config has a 'serve' section: nothing to start")
@@ -77,6 +77,8 @@ def _plan(cfg: RunConfig, roles: Sequence[str] | None, repo_root: Path) -> list[
             raise ServerError(f"role {role} is not in the config (it has {', '.join(cfg.roles) or 'none'})")
         role_cfg = cfg.roles[role]
         spec = _spec(role, role_cfg)
+        if spec.cluster == "ray":
+            raise ServerError(f"role {role} is served on a Ray cluster (launcher/ray_cluster.py), not here")
         if spec.gpus and len(spec.gpus) != len(role_cfg.endpoints):
             raise ServerError(f"role {role}: serve.gpus has {len(spec.gpus)} entries for "
                               f"{len(role_cfg.endpoints)} endpoints (one CUDA_VISIBLE_DEVICES value each)")  # fmt: skip

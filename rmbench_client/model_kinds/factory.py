@@ -25,7 +25,7 @@ from .reward import RewardModel
 
 
 def _connections(role: RoleConfig) -> int:
-    return len(role.endpoints) * role.concurrency + 8  # every request slot, and the probes beside them
+    return role.endpoint_count() * role.concurrency + 8  # every request slot, and the probes beside them
 
 
 def make_transport(role: RoleConfig, options: ClientOptions) -> Session:
@@ -39,7 +39,7 @@ def make_client(role: RoleConfig, options: ClientOptions, transport: Session | N
     every request shares its pool, proxies and TLS; else httpx's own pool, sized for the role."""
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
     if transport is not None:  # proxies come from the session (trust_env): httpx must not mount its own
-        mounts = transport.httpx_mounts(role.endpoints)
+        mounts = transport.httpx_mounts(role.urls())
         return httpx.AsyncClient(timeout=timeout, transport=transport.httpx_transport(), mounts=mounts, trust_env=False)
     limits = httpx.Limits(max_connections=_connections(role), max_keepalive_connections=_connections(role))
     return httpx.AsyncClient(timeout=timeout, limits=limits, verify=ssl_context(role.verify_tls))
@@ -51,7 +51,7 @@ def endpoints(
     """The role's endpoints; with the client's own transport, requests go to it directly."""
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return [Endpoint(url.rstrip("/"), role.served_model, client, headers, transport) for url in role.endpoints]
+    return [Endpoint(url.rstrip("/"), role.served_model, client, headers, transport) for url in role.urls()]
 
 
 def _table(kind: str, role: str, backend: str, table: Any) -> Any:
@@ -74,6 +74,12 @@ async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") ->
         served: dict[str, dict[str, Any]] = {}
         for name in cfg.roles_used():
             role = cfg.roles[name]
+            if role.on_ray:  # the replicas' URLs now (ray_discovery: the cluster's state API, no Ray import)
+                from ..ray_discovery import RayEndpoints
+
+                source = RayEndpoints(name, role)
+                stack.push_async_callback(source.aclose)
+                role = role.replace(endpoints=await source.first_urls())
             transport = make_transport(role, cfg.client)
             if transport is not None:  # None: the bench's comparison with httpx's own pool
                 stack.push_async_callback(transport.aclose)

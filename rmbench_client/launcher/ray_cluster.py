@@ -1,0 +1,284 @@
+"""`serve` and `stop` for the roles whose `serve.cluster` is `ray`: each replica is a detached, named Ray actor
+(launcher/ray_replica.py) in its own placement group (one bundle of `serve.resources`, so a tensor-parallel group
+stays on one node), restarted by Ray on a node with room when its node dies (`max_restarts`).
+
+The actor runs the command launcher/commands.py builds for a local server (the same flags for the vLLM release in
+the server environment, the same environment); `serve` waits until every replica answers /health and serves the
+configured model (model_identity), as the local launcher does. Before anything is created the replicas are fitted
+onto the nodes' free resources: a cluster that cannot hold them is one error naming what was asked and what is
+free. Whatever a failed `serve` created is removed again. Ray is imported only here, only when used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .. import constants as C
+from .. import user_environment
+from ..backends.base import Endpoint
+from ..config import RoleConfig, RunConfig, ServeSpec
+from ..errors import ServerError
+from ..model_identity import preflight
+from ..ray_discovery import cluster_address, is_replica_of, replica_name
+from . import ray_replica
+from .commands import _loopback, _spec, server_command, server_env
+from .processes import _healthy
+from .releases import installed_release, server_venv
+
+log = logging.getLogger(__name__)
+SHOWN = ("CPU", "GPU")  # resources every capacity error shows, beside those asked
+
+
+@dataclass(frozen=True)
+class ReplicaInfo:
+    """One replica that answers: its role, actor name, server URL, node and log (on that node)."""
+
+    role: str
+    name: str
+    url: str
+    node_id: str
+    node_ip: str
+    pid: int
+    log: str
+
+
+def _roles(cfg: RunConfig) -> dict[str, RoleConfig]:
+    return {str(name): role for name, role in cfg.roles.items()}
+
+
+def ray_roles(cfg: RunConfig, roles: Sequence[str] | None = None) -> list[str]:
+    """The roles (of `roles`, default all) that `serve` places on a Ray cluster."""
+    names = list(dict.fromkeys(roles)) if roles else list(cfg.roles)
+    return [r for r in names if r in cfg.roles and (s := _roles(cfg)[r].serve) is not None and s.cluster == "ray"]
+
+
+def connect(specs: Sequence[ServeSpec]) -> Any:
+    """`ray`, connected to the one cluster the roles name (serve.ray_address, else $RAY_ADDRESS)."""
+    addresses = {cluster_address(s) for s in specs}
+    if len(addresses) > 1:
+        raise ServerError(
+            f"the roles name different Ray clusters ({', '.join(map(str, addresses))}): serve one at a time"
+        )
+    address = addresses.pop() if addresses else None
+    if not address:
+        raise ServerError(
+            f"serve.cluster ray needs the cluster's address: set {C.RAY_ADDRESS_ENV} or serve.ray_address"
+        )
+    try:
+        import ray
+    except ImportError:
+        raise ServerError("serve.cluster ray needs Ray: pip install 'rmbench-client[ray]'") from None
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, namespace=C.RAY_NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
+        except Exception as exc:  # ConnectionError, version mismatch: Ray raises several kinds
+            raise ServerError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
+    return ray
+
+
+def _free(ray: Any) -> dict[str, dict[str, float]]:
+    """Free resources per live node, keyed by "IP (node id)"."""
+    ips = {n["NodeID"]: n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]}
+    per_node = ray._private.state.available_resources_per_node()
+    return {f"{ips[node]} ({node[:8]})": free for node, free in per_node.items() if node in ips}
+
+
+def _fmt(resources: dict[str, float], keys: Sequence[str]) -> str:
+    return "{" + ", ".join(f"{k}: {resources.get(k, 0):g}" for k in keys) + "}"
+
+
+def fits(asked: Sequence[tuple[str, dict[str, float]]], free: dict[str, dict[str, float]]) -> bool:
+    """Whether every replica (role, resources) fits on one node's free resources (first fit, largest first)."""
+    left = {node: dict(res) for node, res in free.items()}
+    for _, need in sorted(asked, key=lambda a: -sum(a[1].values())):
+        node = next((n for n, res in left.items() if all(res.get(k, 0) >= v for k, v in need.items())), None)
+        if node is None:
+            return False
+        for k, v in need.items():
+            left[node][k] -= v
+    return True
+
+
+def capacity_error(asked: Sequence[tuple[str, dict[str, float]]], free: dict[str, dict[str, float]]) -> ServerError:
+    """The error naming what was asked and what each node has free."""
+    keys = list(dict.fromkeys([*SHOWN, *(k for _, need in asked for k in need)]))
+    per_role: dict[str, tuple[int, dict[str, float]]] = {}
+    for role, need in asked:
+        per_role[role] = (per_role.get(role, (0, need))[0] + 1, need)
+    wanted = "; ".join(f"role {r}: {n} replica(s) of {_fmt(need, list(need))}" for r, (n, need) in per_role.items())
+    have = "; ".join(f"node {node} {_fmt(res, keys)}" for node, res in free.items()) or "no live node"
+    return ServerError(f"the Ray cluster cannot hold what was asked ({wanted}), each replica on one node; free: {have}")
+
+
+def _launch(
+    role: str, role_cfg: RoleConfig, root: Path, needs_key: bool
+) -> tuple[list[str], dict[str, str], list[str]]:
+    """The server command (its port and host set by the actor on its node), the environment it adds and the
+    variables it removes, as the local launcher builds them."""
+    spec = _spec(role, role_cfg)
+    key = role_cfg.api_key(role)
+    if key is None and needs_key:
+        variable = role_cfg.api_key_env or C.API_KEY_ENV
+        raise ServerError(
+            f"role {role}: the Ray cluster's nodes are not on loopback: their servers would accept requests from "
+            f"any machine without a key. Set {variable} (the servers then require it and the client sends it)"
+        )
+    command = server_command(role, role_cfg, "http://127.0.0.1:0", root)
+    env = server_env(spec, 0, None, key, installed_release(server_venv(root)))
+    mine = user_environment()
+    return command, {k: v for k, v in env.items() if mine.get(k) != v}, [k for k in mine if k not in env]
+
+
+def serve_on_ray(
+    cfg: RunConfig, roles: Sequence[str] | None = None, repo_root: str | Path | None = None,
+    timeout: float = C.SERVER_READY_TIMEOUT_S,
+) -> list[ReplicaInfo]:  # fmt: skip
+    """Start the replicas of the Ray roles; return once every one answers /health and serves its model. On any
+    failure every placement group and actor this call created is removed before ServerError is raised."""
+    root = Path(repo_root or Path.cwd()).resolve()
+    names = ray_roles(cfg, roles)
+    ray = connect([_spec(r, _roles(cfg)[r]) for r in names])
+    needs_key = any(n["Alive"] and not _loopback(f"http://{n['NodeManagerAddress']}") for n in ray.nodes())
+    launches = {role: _launch(role, _roles(cfg)[role], root, needs_key) for role in names}
+    running = set(ray.util.list_named_actors())
+    for role in names:
+        if any(is_replica_of(n, role, _roles(cfg)[role].served_model) for n in running):
+            raise ServerError(f"role {role}: replicas of {_roles(cfg)[role].served_model} are already on the Ray "
+                              "cluster (rmbench-client stop --config ... removes them)")  # fmt: skip
+    specs = {r: _spec(r, _roles(cfg)[r]) for r in names}
+    asked = [(r, spec.replica_resources()) for r, spec in specs.items() for _ in range(spec.replicas)]
+    free = _free(ray)
+    if not fits(asked, free):
+        raise capacity_error(asked, free)
+    from ray.util.placement_group import placement_group
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    ray.cloudpickle.register_pickle_by_value(ray_replica)  # the nodes need not have rmbench-client
+    actor_class = ray.remote(ray_replica.Replica)
+    created: list[tuple[str, str, Any, Any]] = []  # (role, name, placement group, actor or None)
+    try:
+        for role in names:
+            spec = _spec(role, _roles(cfg)[role])
+            for index in range(spec.replicas):
+                name = replica_name(role, _roles(cfg)[role].served_model, index)
+                bundle = spec.replica_resources()
+                pg = placement_group([bundle], strategy="STRICT_PACK", name=name, lifetime="detached")
+                created.append((role, name, pg, None))
+        try:
+            ray.get([pg.ready() for _, _, pg, _ in created], timeout=C.RAY_PLACEMENT_TIMEOUT_S)
+        except ray.exceptions.GetTimeoutError:
+            raise capacity_error(asked, free) from None  # taken meanwhile, or kept by an autoscaler
+        for i, (role, name, pg, _) in enumerate(created):
+            spec = _spec(role, _roles(cfg)[role])
+            bundle = spec.replica_resources()
+            command, env, unset = launches[role]
+            options = {
+                "name": name, "namespace": C.RAY_NAMESPACE, "lifetime": "detached",
+                "max_restarts": C.RAY_MAX_RESTARTS, "num_cpus": bundle.get("CPU", 0), "num_gpus": bundle.get("GPU", 0),
+                "resources": {k: v for k, v in bundle.items() if k not in ("CPU", "GPU", "memory")},
+                "scheduling_strategy": PlacementGroupSchedulingStrategy(pg, placement_group_bundle_index=0),
+            }  # fmt: skip
+            if "memory" in bundle:
+                options["memory"] = bundle["memory"]
+            actor = actor_class.options(**options).remote(command, env, unset, C.SERVER_STOP_TIMEOUT_S)
+            created[i] = (role, name, pg, actor)
+        return _wait_ready(ray, cfg, created, timeout)
+    except BaseException:  # Ctrl-C included: a failed serve leaves nothing on the cluster
+        _remove(ray, [(name, pg, actor) for _, name, pg, actor in created])
+        raise
+
+
+def _wait_ready(
+    ray: Any, cfg: RunConfig, created: list[tuple[str, str, Any, Any]], timeout: float
+) -> list[ReplicaInfo]:
+    deadline = time.monotonic() + timeout
+    ready: dict[str, ReplicaInfo] = {}
+    with httpx.Client(timeout=httpx.Timeout(5.0, connect=1.0), trust_env=False) as client:
+        while len(ready) < len(created):
+            for role, name, _, actor in created:
+                if name in ready:
+                    continue
+                try:
+                    info = ray.get(actor.info.remote(), timeout=C.RAY_CALL_TIMEOUT_S)
+                except ray.exceptions.RayActorError as exc:
+                    raise ServerError(f"{role} replica {name} failed to start: {exc}") from None
+                if info["exit"] is not None:
+                    raise ServerError(
+                        f"{role} replica {name} on node {info['node_ip']}: its server exited with status "
+                        f"{info['exit']} while starting\nlog {info['log']} (last lines):\n{info.get('tail', '')}"
+                    )
+                if _healthy(client, info["url"]):
+                    ready[name] = ReplicaInfo(role, name, info["url"], info["node_id"], info["node_ip"],
+                                              info["pid"], info["log"])  # fmt: skip
+            if len(ready) < len(created):
+                if time.monotonic() > deadline:
+                    late = [name for _, name, _, _ in created if name not in ready]
+                    raise ServerError(f"replicas {', '.join(late)} did not answer /health within {timeout:.0f} s")
+                time.sleep(C.SERVER_HEALTH_POLL_S)
+    found = list(ready.values())
+    for role in dict.fromkeys(r.role for r in found):
+        asyncio.run(_identity(role, _roles(cfg)[role], [r.url for r in found if r.role == role]))
+    return found
+
+
+async def _identity(role: str, role_cfg: RoleConfig, urls: list[str]) -> None:
+    """Every replica serves the configured model, and the same one (model_identity.preflight)."""
+    key = role_cfg.api_key(role)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with httpx.AsyncClient(timeout=30.0, trust_env=False) as client:
+        try:
+            await preflight(role, [Endpoint(u, role_cfg.served_model, client, headers) for u in urls], role_cfg.backend)
+        except Exception as exc:
+            raise ServerError(f"role {role}: {exc}") from None
+
+
+def _remove(ray: Any, replicas: Sequence[tuple[str, Any, Any]]) -> None:
+    """Stop each replica's server, kill its actor for good and remove its placement group."""
+    for _, _, actor in replicas:
+        if actor is not None:
+            with contextlib.suppress(Exception):  # a replica restarting or never placed has no server to stop
+                ray.get(actor.stop.remote(), timeout=C.SERVER_STOP_TIMEOUT_S + 10)
+            with contextlib.suppress(Exception):
+                ray.kill(actor, no_restart=True)
+    for name, pg, _ in replicas:
+        if pg is not None:
+            with contextlib.suppress(Exception):
+                ray.util.remove_placement_group(pg)
+                log.debug("removed placement group %s", name)
+
+
+def stop_on_ray(cfg: RunConfig, roles: Sequence[str] | None = None) -> list[str]:
+    """Remove every replica (actor, server, placement group) of the config's Ray roles; their names."""
+    names = ray_roles(cfg, roles)
+    if not names:
+        return []
+    ray = connect([_spec(r, _roles(cfg)[r]) for r in names])
+
+    def ours(name: str | None) -> bool:
+        return any(is_replica_of(name, r, _roles(cfg)[r].served_model) for r in names)
+
+    actors = [n for n in ray.util.list_named_actors() if ours(n)]
+    groups = {info["name"] for info in ray.util.placement_group_table().values()
+              if ours(info.get("name")) and info.get("state") != "REMOVED"}  # fmt: skip
+    replicas = []
+    for name in sorted(set(actors) | groups):
+        actor = ray.get_actor(name) if name in actors else None
+        pg = ray.util.get_placement_group(name) if name in groups else None
+        replicas.append((name, pg, actor))
+    _remove(ray, replicas)
+    deadline = time.monotonic() + C.RAY_CALL_TIMEOUT_S  # ray.kill returns at once: wait until they are gone
+    while any(ours(n) for n in ray.util.list_named_actors()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [n for n in ray.util.list_named_actors() if ours(n)]
+    if left:
+        raise ServerError(f"replicas {', '.join(left)} are still on the Ray cluster after stop")
+    return sorted(set(actors) | groups)
