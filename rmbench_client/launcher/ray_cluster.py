@@ -77,6 +77,8 @@ def connect(specs: Sequence[ServeSpec]) -> Any:
         import ray
     except ImportError:
         raise ServerError("serve.cluster ray needs Ray: pip install 'rmbench-client[ray]'") from None
+    # Ray warns that a restartable detached actor dies with its placement group: `stop` removes both on purpose
+    logging.getLogger("ray.actor").setLevel(logging.ERROR)
     if not ray.is_initialized():
         try:
             ray.init(address=address, namespace=C.RAY_NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)

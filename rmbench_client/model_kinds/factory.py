@@ -34,24 +34,34 @@ def make_transport(role: RoleConfig, options: ClientOptions) -> Session:
     return Session(role.verify_tls, options.connect_timeout, options.read_timeout, _connections(role))
 
 
-def make_client(role: RoleConfig, options: ClientOptions, transport: Session | None = None) -> httpx.AsyncClient:
+def make_client(
+    role: RoleConfig, options: ClientOptions, transport: Session | None = None, urls: list[str] | None = None
+) -> httpx.AsyncClient:
     """One role's httpx client (the judge's openai client, health probes): on the role's session when given, so
     every request shares its pool, proxies and TLS; else httpx's own pool, sized for the role."""
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
     if transport is not None:  # proxies come from the session (trust_env): httpx must not mount its own
-        mounts = transport.httpx_mounts(role.urls())
+        mounts = transport.httpx_mounts(role.urls() if urls is None else urls)
         return httpx.AsyncClient(timeout=timeout, transport=transport.httpx_transport(), mounts=mounts, trust_env=False)
     limits = httpx.Limits(max_connections=_connections(role), max_keepalive_connections=_connections(role))
     return httpx.AsyncClient(timeout=timeout, limits=limits, verify=ssl_context(role.verify_tls))
 
 
 def endpoints(
-    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Session | None = None
+    name: str,
+    role: RoleConfig,
+    client: httpx.AsyncClient,
+    transport: Session | None = None,
+    urls: list[str] | None = None,
 ) -> list[Endpoint]:
-    """The role's endpoints; with the client's own transport, requests go to it directly."""
+    """The role's endpoints (at `urls`, when found elsewhere than in the config: a Ray cluster's replicas); with the
+    client's own transport, requests go to it directly."""
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return [Endpoint(url.rstrip("/"), role.served_model, client, headers, transport) for url in role.urls()]
+    return [
+        Endpoint(url.rstrip("/"), role.served_model, client, headers, transport)
+        for url in (role.urls() if urls is None else urls)
+    ]
 
 
 def _table(kind: str, role: str, backend: str, table: Any) -> Any:
@@ -74,17 +84,18 @@ async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") ->
         served: dict[str, dict[str, Any]] = {}
         for name in cfg.roles_used():
             role = cfg.roles[name]
+            urls = role.urls()
             if role.on_ray:  # the replicas' URLs now (ray_discovery: the cluster's state API, no Ray import)
                 from ..ray_discovery import RayEndpoints
 
                 source = RayEndpoints(name, role)
                 stack.push_async_callback(source.aclose)
-                role = role.replace(endpoints=await source.first_urls())
+                urls = await source.first_urls()
             transport = make_transport(role, cfg.client)
             if transport is not None:  # None: the bench's comparison with httpx's own pool
                 stack.push_async_callback(transport.aclose)
-            client = await stack.enter_async_context(make_client(role, cfg.client, transport))
-            eps = endpoints(name, role, client, transport)
+            client = await stack.enter_async_context(make_client(role, cfg.client, transport, urls))
+            eps = endpoints(name, role, client, transport, urls)
             served[name] = await preflight(name, eps, role.backend)
             pools[name] = EndpointPool(
                 name,
