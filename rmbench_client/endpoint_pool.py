@@ -7,6 +7,13 @@ Each `call` is one HTTP request. A retryable failure is retried (on whichever en
 endpoint out. While every endpoint of a role is out, calls wait; when that lasts `all_down_patience` seconds,
 every waiting and every later call fails with one EndpointError naming the role and its URLs, so the run ends.
 
+Membership: a pool built with a `source` (discovery.py) and an `admission` check (admission.py) reads the source
+at `start` and admits what answers; an endpoint down at start is probed until it answers and passes admission, and
+one that serves another model stays out with a warning. An ejected endpoint that answers its probe again passes
+admission again before it gets work. While the pool is short of endpoints (one taken out, dropped or not admitted
+yet, or none left) it re-reads its source every `refresh_interval` seconds: new URLs are admitted first, URLs no
+longer listed leave the pool (their calls in flight end as they would). The call path is the same as without.
+
 Waiting is done on plain futures that the pool resolves (no asyncio.Condition, no wait_for): a cancelled caller
 holds no lock and leaves nothing behind, so Ctrl-C and an outage both end promptly.
 """
@@ -19,17 +26,22 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from . import constants as C
 from .backends.base import Endpoint
-from .errors import EndpointError, RetryableError
+from .errors import ConfigError, EndpointError, RetryableError
 from .retry import retry_delay
+
+if TYPE_CHECKING:
+    from .admission import AdmissionCheck
+    from .discovery import EndpointSource
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+Call = Callable[[Callable[[Endpoint], Awaitable[Any]]], Awaitable[Any]]  # `EndpointPool.call`, or one endpoint's
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:
@@ -51,22 +63,50 @@ class _State:
         self.sent = 0
 
 
+def on(ep: Endpoint) -> Call:
+    """A `call` pinned to one endpoint, without retries (admission's checks of that endpoint)."""
+
+    async def call(fn: Callable[[Endpoint], Awaitable[Any]]) -> Any:
+        return await fn(ep)
+
+    return call
+
+
 class EndpointPool:
     """The endpoints serving one role of a run."""
 
     def __init__(
         self,
         role: str,
-        endpoints: list[Endpoint],
+        endpoints: list[Endpoint] | None = None,
         concurrency: int = C.MAX_CONCURRENCY_PER_ENDPOINT,
         max_retries: int = C.MAX_RETRIES,
         all_down_patience: float = C.ALL_DOWN_PATIENCE_S,
         throttle: AbstractAsyncContextManager[Any] | None = None,
         eject_after: int = C.ENDPOINT_FAILURES_TO_EJECT,
         probe_interval: float = C.ENDPOINT_PROBE_INTERVAL_S,
+        *,
+        source: EndpointSource | None = None,
+        make_endpoint: Callable[[str], Endpoint] | None = None,
+        admission: AdmissionCheck | None = None,
+        refresh_interval: float = C.ENDPOINT_SOURCE_REFRESH_S,
     ) -> None:
+        """`endpoints` are members at once (no admission); with a `source`, `make_endpoint` (a URL to an Endpoint
+        with the role's client, headers and transport) and `admission`, `start` fills the pool."""
         self.role = role
-        self._states = [_State(ep, concurrency) for ep in endpoints]
+        self._capacity = concurrency
+        self._states = [_State(ep, concurrency) for ep in endpoints or []]
+        self._source = source
+        self._make = make_endpoint
+        self._admission = admission
+        self._refresh_interval = refresh_interval
+        self._pending: dict[str, asyncio.Task[None]] = {}  # listed, not admitted yet: tried until admitted
+        self._rejected: dict[str, str] = {}  # listed, serving something else: out while the source lists it
+        self._retired: list[_State] = []  # members the source no longer lists
+        self._refresher: asyncio.Task[None] | None = None
+        self._last_read = float("-inf")
+        self._peak = len(self._states)  # the most endpoints at work: fewer is short
+        self._closed = False
         self._max_retries = max_retries
         self._patience = all_down_patience
         self._throttle = throttle
@@ -80,10 +120,14 @@ class EndpointPool:
 
     @property
     def endpoints(self) -> list[Endpoint]:
+        """The admitted endpoints (at work or taken out for now)."""
         return [s.endpoint for s in self._states]
 
     def requests_sent(self) -> dict[str, int]:
-        return {s.endpoint.url: s.sent for s in self._states}
+        sent: dict[str, int] = {}
+        for s in self._retired + self._states:
+            sent[s.endpoint.url] = sent.get(s.endpoint.url, 0) + s.sent
+        return sent
 
     async def call(self, fn: Callable[[Endpoint], Awaitable[T]]) -> T:
         """`fn(endpoint)` (one HTTP request) on the best endpoint, retried on retryable errors."""
@@ -166,12 +210,17 @@ class EndpointPool:
         state.healthy = False
         log.warning("%s endpoint %s taken out after %d failures", self.role, state.endpoint, state.failures)
         state.probe = asyncio.get_running_loop().create_task(self._probe(state))
+        self._short_now()
+
+    def _short_now(self) -> None:
+        """The pool lost an endpoint: re-read the source while short; with none at work, the outage clock runs."""
+        self._watch()
         if not any(s.healthy for s in self._states) and self._outage is None:
             log.warning("every %s endpoint is down; waiting up to %.0fs", self.role, self._patience)
             self._outage = asyncio.get_running_loop().call_later(self._patience, self._give_up)
 
     def _give_up(self) -> None:
-        urls = ", ".join(s.endpoint.url for s in self._states)
+        urls = ", ".join([s.endpoint.url for s in self._states] + list(self._pending)) or "none listed"
         self._down = EndpointError(f"every {self.role} endpoint stayed down for {self._patience:.0f}s: {urls}")
         self._wake()
         for fut in list(self._sleepers):
@@ -179,20 +228,32 @@ class EndpointPool:
                 fut.set_result(None)
 
     async def _probe(self, state: _State) -> None:
-        """Poll, soon at first and then less often, until the endpoint answers 200; put it back."""
+        """Poll, soon at first and then less often, until the endpoint answers 200 and passes admission; put it
+        back (or, serving another model now, drop it)."""
         ep = state.endpoint
         interval = min(C.ENDPOINT_FIRST_PROBE_S, self._probe_interval)
         while True:
             await asyncio.sleep(interval)
             interval = min(interval * 2, self._probe_interval)
             if await self._answers(state):
-                break
+                problem = await self._admit(ep)
+                if problem is None:
+                    break
+                if isinstance(problem, ConfigError):
+                    self._drop(state)
+                    self._reject(ep.url, problem)
+                    return
         state.healthy = True
         state.failures = 0
+        log.info("%s endpoint %s is back", self.role, ep)
+        self._back()
+
+    def _back(self) -> None:
+        """An endpoint is at work again: the outage (if any) is over; every waiter looks again."""
+        self._peak = max(self._peak, sum(s.healthy for s in self._states))
         if self._outage is not None:
             self._outage.cancel()
             self._outage = None
-        log.info("%s endpoint %s is back", self.role, ep)
         self._wake()
 
     async def _answers(self, state: _State) -> bool:
@@ -208,9 +269,117 @@ class EndpointPool:
             return await self._answers(state)
         return response.status_code == 200
 
+    # --- membership: admission at start and on joining, the source re-read while short ----------------------------
+
+    async def start(self) -> None:
+        """Read the source and admit the endpoints that pass (admission.py); the ones down are tried until they
+        do. EndpointError or ConfigError when none can be admitted."""
+        assert self._source is not None and self._make is not None and self._admission is not None
+        self._last_read = asyncio.get_running_loop().time()
+        listed = [self._make(url) for url in dict.fromkeys(u.rstrip("/") for u in await self._source.urls())]
+        if not listed:
+            raise EndpointError(f"no {self.role} endpoint is listed")
+        for ep, problem in zip(listed, await self._admission.start(listed), strict=True):
+            if problem is None:
+                self._states.append(_State(ep, self._capacity))
+            elif isinstance(problem, ConfigError):
+                self._reject(ep.url, problem)
+            else:
+                log.warning("%s endpoint %s not reachable yet (%s); it joins when it answers and passes the "
+                            "identity check", self.role, ep, problem)  # fmt: skip
+                self._pend(ep)
+        self._peak = len(self._states)
+        self._watch()
+
+    def _pend(self, ep: Endpoint) -> None:
+        self._pending[ep.url] = asyncio.get_running_loop().create_task(self._join(ep))
+
+    async def _join(self, ep: Endpoint) -> None:
+        """Try admission, soon at first and then less often, until `ep` passes (it joins) or is rejected."""
+        interval = min(C.ENDPOINT_FIRST_PROBE_S, self._probe_interval)
+        while (problem := await self._admit(ep)) is not None and not isinstance(problem, ConfigError):
+            log.debug("%s endpoint %s not admitted yet: %s", self.role, ep, problem)
+            await asyncio.sleep(interval)
+            interval = min(interval * 2, self._probe_interval)
+        del self._pending[ep.url]
+        if problem is not None:
+            self._reject(ep.url, problem)
+            return
+        self._states = [*self._states, _State(ep, self._capacity)]
+        log.info("%s endpoint %s joins (identity checked)", self.role, ep)
+        self._back()
+
+    async def _admit(self, ep: Endpoint) -> Exception | None:
+        """None when `ep` passes admission (always, without an admission check); else why not."""
+        if self._admission is None:
+            return None
+        try:
+            await self._admission(ep)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a ConfigError: it serves something else; anything else: it is down for now
+            return exc
+        return None
+
+    def _reject(self, url: str, problem: Exception) -> None:
+        self._rejected[url] = str(problem)
+        log.warning("%s endpoint %s stays out of this run: %s", self.role, url, problem)
+
+    def _drop(self, state: _State) -> None:
+        """`state` leaves the pool; its calls in flight end as they would (a dropped state is never taken out)."""
+        self._states = [s for s in self._states if s is not state]
+        state.healthy = False
+        if state.probe is not None and state.probe is not asyncio.current_task():
+            state.probe.cancel()
+        self._retired.append(state)
+        self._short_now()
+
+    def _short(self) -> bool:
+        healthy = sum(s.healthy for s in self._states)
+        return healthy < max(self._peak, 1) or bool(self._pending)
+
+    def _watch(self) -> None:
+        """Re-read the source (at most every `refresh_interval`) for as long as the pool is short."""
+        if self._source is None or self._closed or not self._short():
+            return
+        if self._refresher is None or self._refresher.done():
+            self._refresher = asyncio.get_running_loop().create_task(self._refresh_while_short())
+
+    async def _refresh_while_short(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._short():
+            await asyncio.sleep(max(0.0, self._last_read + self._refresh_interval - loop.time()))
+            await self._refresh()
+
+    async def _refresh(self) -> None:
+        """Drop what the source no longer lists; admit what it newly lists."""
+        assert self._source is not None and self._make is not None
+        self._last_read = asyncio.get_running_loop().time()
+        try:
+            urls = list(dict.fromkeys(u.rstrip("/") for u in await self._source.urls()))
+        except Exception as exc:  # a registry that cannot be read now is read again later; the pool stays as is
+            log.warning("%s: cannot read the endpoint list (%s); read again in %.0fs", self.role, exc,
+                        self._refresh_interval)  # fmt: skip
+            return
+        listed = set(urls)
+        for state in [s for s in self._states if s.endpoint.url not in listed]:
+            log.info("%s endpoint %s is no longer listed: it leaves the pool", self.role, state.endpoint)
+            self._drop(state)
+        for url in [u for u in self._pending if u not in listed]:
+            self._pending.pop(url).cancel()
+        for url in [u for u in self._rejected if u not in listed]:
+            del self._rejected[url]  # listed again later, it is checked again
+        known = {s.endpoint.url for s in self._states} | self._pending.keys() | self._rejected.keys()
+        for url in urls:
+            if url not in known:
+                log.info("%s endpoint %s is listed: it joins once it passes the identity check", self.role, url)
+                self._pend(self._make(url))
+
     async def aclose(self) -> None:
+        self._closed = True
         if self._outage is not None:
             self._outage.cancel()
-        for state in self._states:
-            if state.probe is not None:
-                state.probe.cancel()
+        tasks = [s.probe for s in self._states] + list(self._pending.values()) + [self._refresher]
+        for task in tasks:
+            if task is not None:
+                task.cancel()

@@ -128,35 +128,24 @@ class RayEndpoints:
         self.role = role
         self.served_model = role_cfg.served_model
         self.dashboard = dashboard_url(role_cfg.serve, role)
-        self._client: httpx.AsyncClient | None = None
+        self._read = False
 
     async def urls(self) -> list[str]:
         """The role's replicas that are alive and have a server URL, in replica order."""
-        if self._client is None:
-            self._client = _client(self.dashboard)
         found = {
             actor.name: url
-            for actor in await list_actors(self.dashboard, self._client)
+            for actor in await list_actors(self.dashboard)  # its own connection: a read every few seconds at most
             if actor.name is not None
             and is_replica_of(actor.name, self.role, self.served_model)
             and (url := url_of(actor.repr_name))
         }
-        return [found[name] for name in sorted(found, key=lambda n: int(n.rsplit(":", 1)[1]))]
-
-    async def first_urls(self) -> list[str]:
-        """The URLs at the start of a run; EndpointError when no replica is alive."""
-        urls = await self.urls()
-        if not urls:
+        if not found and not self._read:  # later, none alive is a passing state: replicas restarting
             raise EndpointError(
-                f"no {self.role} replica serving {self.served_model} is alive on the Ray cluster "
-                f"({self.dashboard}): start them with `rmbench-client serve --config ...`"
+                f"no {self.role} replica serving {self.served_model} is alive on the Ray cluster ({self.dashboard}): "
+                "start them with `rmbench-client serve --config ...`"
             )
-        return urls
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        self._read = True
+        return [found[name] for name in sorted(found, key=lambda n: int(n.rsplit(":", 1)[1]))]
 
 
 class Node(msgspec.Struct, kw_only=True):

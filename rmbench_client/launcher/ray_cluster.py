@@ -27,7 +27,7 @@ from .. import user_environment
 from ..backends.base import Endpoint
 from ..config import RoleConfig, RunConfig, ServeSpec
 from ..errors import ServerError
-from ..model_identity import preflight
+from ..model_identity import same_model, served_identity
 from ..ray_discovery import cluster_address, is_replica_of, replica_name
 from . import ray_replica
 from .commands import _loopback, _spec, server_command, server_env
@@ -233,14 +233,18 @@ def _wait_ready(
 
 
 async def _identity(role: str, role_cfg: RoleConfig, urls: list[str]) -> None:
-    """Every replica serves the configured model, and the same one (model_identity.preflight)."""
+    """Every replica serves the configured model, and the same one (model_identity, as a run admits endpoints)."""
     key = role_cfg.api_key(role)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with httpx.AsyncClient(timeout=30.0, trust_env=False) as client:
+        eps = [Endpoint(u, role_cfg.served_model, client, headers) for u in urls]
         try:
-            await preflight(role, [Endpoint(u, role_cfg.served_model, client, headers) for u in urls], role_cfg.backend)
+            found = await asyncio.gather(*(served_identity(ep, role_cfg.backend) for ep in eps))
         except Exception as exc:
             raise ServerError(f"role {role}: {exc}") from None
+    for url, other in zip(urls[1:], found[1:], strict=True):
+        if not same_model(found[0], other):
+            raise ServerError(f"role {role}: the replicas serve different models: {urls[0]} {found[0]}, {url} {other}")
 
 
 def _remove(ray: Any, replicas: Sequence[tuple[str, Any, Any]]) -> None:

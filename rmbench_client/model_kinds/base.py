@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ..backends.base import Endpoint
 from ..examples import Example
 
 # how a benchmark asks a generative judge: compare pairs, rate answers one by one (RewardBench 2), or compare in
@@ -41,6 +42,11 @@ class ModelKind(Protocol):
 
     async def check(self) -> None:
         """Start-up checks against the servers (templates, BOS, identity, fingerprint); ConfigError if unusable."""
+        ...
+
+    async def fingerprint(self, role: str, ep: Endpoint) -> list[float] | None:
+        """`role`'s probe fingerprint taken on `ep` alone, as `check` took the role's (None: the kind has none);
+        admission compares it before `ep` gets work."""
         ...
 
     def units(self, ex: Example) -> list[Unit]:

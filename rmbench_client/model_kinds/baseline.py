@@ -11,6 +11,7 @@ import hashlib
 import re
 from typing import Any
 
+from ..backends.base import Endpoint
 from ..examples import Example, prompt_text
 from .base import Unit
 
@@ -32,6 +33,9 @@ class BaselineModel:
 
     async def check(self) -> None:
         return None
+
+    async def fingerprint(self, role: str, ep: Endpoint) -> list[float] | None:
+        return None  # no server
 
     def units(self, ex: Example) -> list[Unit]:
         text = prompt_text(ex.prompt)

@@ -21,12 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import LogprobBackend, Messages
+from ..backends.base import Endpoint, LogprobBackend, Messages
 from ..backends.tgi import TgiLogprobs, added_bos_text
 from ..backends.vllm import VllmLogprobs
-from ..backends.vllm_features import served_routes
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
-from ..endpoint_pool import EndpointPool
+from ..endpoint_pool import Call, EndpointPool, on
 from ..errors import ConfigError, DataError
 from ..examples import Example, conversation
 from .base import Unit
@@ -164,17 +163,10 @@ class DpoModel:
     async def _choose_paths(self) -> None:
         """Per role: `/inference/v1/generate` where every endpoint answers it, else `/v1/completions`. The
         identity names the path (`logprobs_path`), so a summary says which one scored the run."""
-        for pool in self._pools():
+        for pool in self._pools():  # each endpoint's routes are admission's check
             found = False
             if isinstance(self.backend, VllmLogprobs):
                 vllm = self.backend
-                found_routes = await asyncio.gather(*map(served_routes, pool.endpoints))
-                for ep, routes in zip(pool.endpoints, found_routes, strict=True):
-                    if routes.lacks("/v1/completions"):
-                        raise ConfigError(
-                            f"endpoint {ep}: no /v1/completions route: vLLM serves this model with its pooling "
-                            f"runner, which gives no log-probs; serve the DPO {pool.role} with --runner generate"
-                        )
                 answers = await asyncio.gather(*(vllm.has_generate(ep) for ep in pool.endpoints))
                 found = all(answers)
             self.generate[pool.role] = found
@@ -182,17 +174,14 @@ class DpoModel:
             role: "/inference/v1/generate" if found else "/v1/completions" for role, found in self.generate.items()
         }
 
-    async def _ids_logprobs(self, pool: EndpointPool, ids: list[list[int]], texts: list[str]) -> list[list[float]]:
-        """The log-probs of token-id sequences on `pool`: one request per sequence on the generate endpoint, else
-        in as few requests as the backend allows."""
-        if self.generate.get(pool.role):
+    async def _ids_logprobs(self, role: str, call: Call, ids: list[list[int]], texts: list[str]) -> list[list[float]]:
+        """The log-probs of token-id sequences on `role`'s pool (`call`): one request per sequence on the generate
+        endpoint, else in as few requests as the backend allows."""
+        if self.generate.get(role):
             vllm = self._vllm()
-            return list(await asyncio.gather(*(pool.call(partial(vllm.generate_logprobs, ids=seq)) for seq in ids)))
+            return list(await asyncio.gather(*(call(partial(vllm.generate_logprobs, ids=seq)) for seq in ids)))
         parts = await asyncio.gather(
-            *(
-                pool.call(partial(self.backend.logprobs_of_ids, ids=ids[s], texts=texts[s]))
-                for s in self._chunks(len(ids))
-            )
+            *(call(partial(self.backend.logprobs_of_ids, ids=ids[s], texts=texts[s])) for s in self._chunks(len(ids)))
         )
         return [lp for part in parts for lp in part]
 
@@ -203,21 +192,35 @@ class DpoModel:
         return await self.backend.tokenize_as_scored(ep, self._render(PROBE, False))
 
     async def _fingerprints(self) -> dict[str, list[float]]:
-        """Every token's log-prob of the probe conversation, per model."""
+        return await self._fingerprints_on(self.policy.call, self.reference.call if self.reference else None)
+
+    async def _fingerprints_on(self, policy_call: Call, reference_call: Call | None) -> dict[str, list[float]]:
+        """Every token's log-prob of the probe conversation, per model (the reference scores the policy's ids)."""
         text = self._render(PROBE, False) if self.template is not None else None
         if text is not None and not self.generate.get("policy"):
-            ids, (policy,) = await self.policy.call(lambda ep: self.backend.logprobs_of_texts(ep, [text]))
+            ids, (policy,) = await policy_call(lambda ep: self.backend.logprobs_of_texts(ep, [text]))
         else:
             if text is not None:
-                ids = [await self.policy.call(lambda ep: self.backend.tokenize_as_scored(ep, text))]
+                ids = [await policy_call(lambda ep: self.backend.tokenize_as_scored(ep, text))]
             else:
                 vllm = self._vllm()
-                ids = [await self.policy.call(lambda ep: vllm.tokenize(ep, PROBE, add_generation_prompt=False))]
-            (policy,) = await self._ids_logprobs(self.policy, ids, [text or ""])
+                ids = [await policy_call(lambda ep: vllm.tokenize(ep, PROBE, add_generation_prompt=False))]
+            (policy,) = await self._ids_logprobs("policy", policy_call, ids, [text or ""])
         out = {"policy": policy}
-        if self.reference is not None:
-            (out["reference"],) = await self._ids_logprobs(self.reference, ids, [text or ""])
+        if reference_call is not None:
+            (out["reference"],) = await self._ids_logprobs("reference", reference_call, ids, [text or ""])
         return out
+
+    async def fingerprint(self, role: str, ep: Endpoint) -> list[float] | None:
+        """`role`'s fingerprint on `ep`; ConfigError when `ep` lacks the generate endpoint the role's path uses."""
+        if self.generate.get(role) and not await self._vllm().has_generate(ep):
+            raise ConfigError(
+                f"endpoint {ep} does not answer /inference/v1/generate, which this run's {role} endpoints do and "
+                "this run uses (start it with --enable-scale-out, as the others)"
+            )
+        if role == "policy":
+            return (await self._fingerprints_on(on(ep), None))["policy"]
+        return (await self._fingerprints_on(self.policy.call, on(ep)))["reference"]
 
     def _render(self, messages: Messages, add_generation_prompt: bool) -> str:
         assert self.template is not None
@@ -277,7 +280,8 @@ class DpoModel:
         found = await asyncio.gather(
             *(
                 self._ids_logprobs(
-                    pool,
+                    pool.role,
+                    pool.call,
                     [fulls[i] for i in wanted[pool.role]],
                     [payloads[i] if self.template is not None else "" for i in wanted[pool.role]],
                 )

@@ -1,23 +1,26 @@
 """Building a run's model kind from its config: an HTTP client per role (its own TLS setting and key), one
-endpoint pool per role, the preflight identity of each role's model, and the model kind's start-up checks."""
+endpoint pool per role fed by the role's source (discovery.py), every endpoint admitted by the role's identity
+check (admission.py), and the model kind's start-up checks on the admitted endpoints."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from functools import partial
 from typing import Any
 
 import httpx
 from asyncio_throttle import Throttler
 
+from ..admission import Admission
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
 from ..backends.session import Session, ssl_context
 from ..chat_templates import resolve_template
 from ..config import ClientOptions, RoleConfig, RunConfig
+from ..discovery import source_for
 from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError
-from ..model_identity import preflight
 from .base import JudgeMode, ModelKind
 from .baseline import BaselineModel
 from .dpo import DpoModel
@@ -64,6 +67,18 @@ def endpoints(
     ]
 
 
+def endpoint_maker(
+    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Session | None = None
+) -> Callable[[str], Endpoint]:
+    """How the role's pool makes an Endpoint of a URL its source lists: as `endpoints` makes the config's."""
+
+    def make(url: str) -> Endpoint:
+        (ep,) = endpoints(name, role, client, transport, [url])
+        return ep
+
+    return make
+
+
 def _table(kind: str, role: str, backend: str, table: Any) -> Any:
     if backend not in table:
         raise ConfigError(f"role {role}: backend {backend!r} cannot serve a {kind} (use {', '.join(sorted(table))})")
@@ -81,31 +96,28 @@ async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") ->
     throttle = Throttler(rate_limit=1, period=1.0 / rate) if rate else None
     async with AsyncExitStack() as stack:
         pools: dict[str, EndpointPool] = {}
-        served: dict[str, dict[str, Any]] = {}
+        admissions: dict[str, Admission] = {}
         for name in cfg.roles_used():
             role = cfg.roles[name]
-            urls = role.urls()
-            if role.on_ray:  # the replicas' URLs now (ray_discovery: the cluster's state API, no Ray import)
-                from ..ray_discovery import RayEndpoints
-
-                source = RayEndpoints(name, role)
-                stack.push_async_callback(source.aclose)
-                urls = await source.first_urls()
+            source = source_for(name, role)  # a Ray role's: the cluster's state API (ray_discovery), no Ray import
             transport = make_transport(role, cfg.client)
             if transport is not None:  # None: the bench's comparison with httpx's own pool
                 stack.push_async_callback(transport.aclose)
-            client = await stack.enter_async_context(make_client(role, cfg.client, transport, urls))
-            eps = endpoints(name, role, client, transport, urls)
-            served[name] = await preflight(name, eps, role.backend)
+            client = await stack.enter_async_context(make_client(role, cfg.client, transport))
+            admissions[name] = Admission(name, role.backend, cfg.type)
             pools[name] = EndpointPool(
                 name,
-                eps,
                 concurrency=role.concurrency,
                 max_retries=cfg.client.max_retries,
                 all_down_patience=cfg.client.all_down_patience,
                 throttle=throttle,
+                source=source,
+                make_endpoint=endpoint_maker(name, role, client, transport),
+                admission=admissions[name],
             )
             stack.push_async_callback(pools[name].aclose)
+            await pools[name].start()
+        served = {name: a.identity or {} for name, a in admissions.items()}
         model: ModelKind
         if cfg.type == "reward":
             role = cfg.roles["reward"]
@@ -130,4 +142,8 @@ async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") ->
                 pools["policy"], pools.get("reference"), cfg.dpo.reward, backend, template, cfg.dpo.template, served
             )
         await model.check()
+        for pool in pools.values():  # from now on every endpoint that joins gives the role's fingerprint
+            expected = model.identity["models"].get(pool.role, {}).get("fingerprint")
+            admissions[pool.role].fingerprinted(partial(model.fingerprint, pool.role), expected)
+            await admissions[pool.role].verify(pool.endpoints)
         yield model

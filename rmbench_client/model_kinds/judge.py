@@ -148,6 +148,9 @@ class JudgeModel:
     async def check(self) -> None:
         return None
 
+    async def fingerprint(self, role: str, ep: Endpoint) -> list[float] | None:
+        return None
+
     def swapped(self, prompt: str, chosen: str, rejected: str) -> bool:
         """Seeded coin: does the chosen response appear as answer B?"""
         digest = hashlib.sha256(f"{self.options.seed}\0{prompt}\0{chosen}\0{rejected}".encode()).digest()

@@ -15,12 +15,11 @@ import logging
 from functools import partial
 from typing import Any
 
-from ..backends.base import Messages, TextRewardBackend
+from ..backends.base import Endpoint, Messages, TextRewardBackend
 from ..backends.vllm import VllmReward
-from ..backends.vllm_features import served_routes
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
 from ..config import RewardOptions, RoleConfig
-from ..endpoint_pool import EndpointPool
+from ..endpoint_pool import Call, EndpointPool, on
 from ..errors import ConfigError, EndpointError
 from ..examples import Example, conversation
 from .base import Unit
@@ -71,15 +70,7 @@ class RewardModel:
 
     async def check(self) -> None:
         """Keep an `auto` template only if it tokenizes as the server's does; make sure BOS arrives once (or say
-        why it cannot be verified); fingerprint the model."""
-        if self._vllm is not None:  # a reward model on the generate runner: say which flags serve it right
-            found = await asyncio.gather(*map(served_routes, self.pool.endpoints))
-            for ep, routes in zip(self.pool.endpoints, found, strict=True):
-                if routes.lacks("/pooling"):
-                    raise ConfigError(
-                        f"endpoint {ep}: no /pooling route: vLLM serves this model with its generate runner; serve "
-                        "the reward model with --runner pooling --convert classify"
-                    )
+        why it cannot be verified); fingerprint the model. (Each endpoint's routes are admission's check.)"""
         if self.options.template == "auto" and self.template is not None:
             if not await template_agrees(self.pool, self.template):
                 source = self.template.source
@@ -95,8 +86,14 @@ class RewardModel:
             self._identity["server_template_probe"] = ids  # the server's template is part of what is scored
         self._identity["template"] = {"mode": self.mode, "digest": self.template.digest if self.template else None}
         self._identity["strip_bos"] = self.strip
-        fingerprint = [v for values in await self._score_payloads(self._payloads(FINGERPRINT_PROBES)) for v in values]
+        fingerprint = await self._fingerprint(self.pool.call)
         self._identity["models"] = {"reward": {"served": self._served, "fingerprint": fingerprint}}
+
+    async def fingerprint(self, role: str, ep: Endpoint) -> list[float] | None:
+        return await self._fingerprint(on(ep))
+
+    async def _fingerprint(self, call: Call) -> list[float]:
+        return [v for values in await self._score_payloads(self._payloads(FINGERPRINT_PROBES), call) for v in values]
 
     async def _check_text_bos(self) -> None:
         assert self.template is not None
@@ -141,7 +138,9 @@ class RewardModel:
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         return await self._score_payloads([u.payload for u in units])
 
-    async def _score_payloads(self, payloads: list[Any]) -> list[list[float]]:
+    async def _score_payloads(self, payloads: list[Any], call: Call | None = None) -> list[list[float]]:
+        """Every payload's head outputs, through the pool (or `call`: one endpoint, for its fingerprint)."""
+        call = call or self.pool.call
         if self.mode == "text":
             size = self.backend.max_batch or len(payloads)
             chunks = [payloads[i : i + size] for i in range(0, len(payloads), size)]
@@ -149,16 +148,16 @@ class RewardModel:
             # gathered even when there is one chunk: the task lets answers already read be handled before this
             # prompt's bookkeeping (awaited inline, the share of each request's time spent waiting in the client
             # rose from 0.038-0.043 to 0.044-0.051 at 16 simulated endpoints; by hand, alternating runs)
-            done = await asyncio.gather(*(self.pool.call(partial(backend.rewards_for_texts, texts=c)) for c in chunks))
+            done = await asyncio.gather(*(call(partial(backend.rewards_for_texts, texts=c)) for c in chunks))
             return [values for chunk in done for values in chunk]
         vllm = self._vllm_backend()
         if self.mode == "ids":
             ids = await asyncio.gather(
-                *(self.pool.call(partial(vllm.tokenize, messages=m, add_generation_prompt=False)) for m in payloads)
+                *(call(partial(vllm.tokenize, messages=m, add_generation_prompt=False)) for m in payloads)
             )
-            return await self.pool.call(lambda ep: vllm.rewards_for_inputs(ep, ids))
+            return await call(lambda ep: vllm.rewards_for_inputs(ep, ids))
         # one conversation per request in this form: each is retried on its own
-        calls = (self.pool.call(partial(vllm.rewards_for_messages, messages=m)) for m in payloads)
+        calls = (call(partial(vllm.rewards_for_messages, messages=m)) for m in payloads)
         return list(await asyncio.gather(*calls))
 
     def _vllm_backend(self) -> VllmReward:
