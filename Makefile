@@ -18,7 +18,7 @@ $(BIN)/rmbench-client: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: no python3.13, python3.12 or python3.11 on the PATH: install one, or set PYTHON=/path/to/python3.11+" >&2; exit 1; }
 	@echo "client environment $(VENV): $$($(PYTHON) -c 'import sys; print(sys.executable, sys.version.split()[0])')"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,ray]'  # ray: the Ray tests' cluster (tests/test_ray.py, docs/ray.md)
 	@# reward-bench's judge prompts (judge.prompt: reward-bench), read from its package: without its dependencies,
 	@# which include torch (the release is constants.REWARDBENCH_PROMPTS_PACKAGE)
 	$(BIN)/pip install -q --no-deps rewardbench==0.1.4

