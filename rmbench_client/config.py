@@ -271,6 +271,8 @@ def validated(data: dict[str, Any], source: str) -> RunConfig:
                     inside, what = located(str(inner))
                     where = ".".join(p for p in ("roles", name, inside) if p)
                     break
+        if where.endswith(".endpoints") and what.startswith("Invalid enum value"):  # a string other than "ray"
+            what = f"expected a list of URLs, or ray (the replicas on a Ray cluster); got {what.split(' ', 3)[-1]}"
         raise ConfigError(f"{source}: {where or '(top level)'}: {what}") from None
 
 

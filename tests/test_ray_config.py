@@ -1,0 +1,148 @@
+"""Serving on Ray without a cluster: the config's keys and their errors, fitting replicas onto nodes, and reading
+the replicas' URLs from a state API answer (the shape Ray 2.60.0's dashboard sends, tests/recorded). Ray itself is
+never imported here; tests/test_ray.py runs the real cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from helpers_cli import cli, one_error_line
+
+from rmbench_client.config import load_config
+from rmbench_client.errors import ConfigError, EndpointError
+from rmbench_client.launcher.ray_cluster import capacity_error, fits
+from rmbench_client.ray_discovery import RayEndpoints, dashboard_url, list_actors, url_of
+
+RECORDED = Path(__file__).parent / "recorded" / "ray-state-actors-2.60.0.json"
+SERVE = {"engine": "vllm-cpu", "path": "models/tiny/reward"}
+
+
+def config(tmp_path: Path, endpoints, serve=None) -> Path:
+    role = {"served_model": "tiny-reward", "endpoints": endpoints, **({"serve": serve} if serve else {})}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"model": "tiny-reward", "roles": {"reward": role}}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("endpoints", "serve", "words"),
+    [
+        (["http://127.0.0.1:1"], {**SERVE, "replicas": 2}, ["roles.reward.serve", "replicas need cluster: ray"]),
+        (["http://127.0.0.1:1"], {**SERVE, "resources": {"GPU": 1}}, ["resources need cluster: ray"]),
+        (["http://127.0.0.1:1"], {**SERVE, "cluster": "ray"}, ["roles.reward", "set endpoints: ray"]),
+        ("ray", SERVE, ["endpoints: ray needs serve.cluster: ray"]),
+        ("ray", {**SERVE, "cluster": "ray", "resources": {"GPU": 0}}, ["serve.resources", "> 0"]),
+        ("ray", {**SERVE, "cluster": "ray", "resources": {}}, ["resources is empty"]),
+        ("ray", {**SERVE, "cluster": "ray", "gpus": ["0"]}, ["reserves them in resources"]),
+        ("ray", {**SERVE, "cluster": "ray", "engine": "tgi"}, ["engine tgi"]),
+        ("ray", {**SERVE, "cluster": "ray", "replicas": 0}, ["serve.replicas", ">= 1"]),
+        ("http://127.0.0.1:1", None, ["roles.reward.endpoints", "a list of URLs, or ray", "http://127.0.0.1:1"]),
+    ],
+)
+def test_bad_ray_keys_are_one_clear_error(tmp_path, endpoints, serve, words):
+    with pytest.raises(ConfigError) as err:
+        load_config(config(tmp_path, endpoints, serve))
+    for word in words:
+        assert word in str(err.value), str(err.value)
+
+
+def test_ray_keys_read(tmp_path):
+    serve = {**SERVE, "cluster": "ray", "replicas": 3, "resources": {"GPU": 4, "a100": 1}, "ray_address": "h:6379"}
+    role = load_config(config(tmp_path, "ray", serve)).roles["reward"]
+    assert role.on_ray and role.urls() == [] and role.endpoint_count() == 3
+    assert role.serve is not None and role.serve.replica_resources() == {"GPU": 4.0, "a100": 1.0}
+    plain = load_config(config(tmp_path, "ray", {**SERVE, "cluster": "ray"})).roles["reward"]
+    assert plain.serve is not None and plain.serve.replica_resources() == {"CPU": 1.0}  # constants' default
+
+
+def test_dashboard_address(tmp_path, monkeypatch):
+    for name in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS"):
+        monkeypatch.delenv(name, raising=False)
+    role = load_config(config(tmp_path, "ray")).roles["reward"]
+    with pytest.raises(ConfigError, match="RAY_ADDRESS"):
+        dashboard_url(role.serve, "reward")
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    assert dashboard_url(None, "reward") == "http://10.0.0.5:8265"  # Ray's default dashboard port on the head
+    monkeypatch.setenv("RAY_ADDRESS", "auto")
+    assert dashboard_url(None, "reward") == "http://127.0.0.1:8265"
+    monkeypatch.setenv("RAY_API_SERVER_ADDRESS", "http://head:9000/")
+    assert dashboard_url(None, "reward") == "http://head:9000"
+    spec = load_config(config(tmp_path, "ray", {**SERVE, "cluster": "ray", "ray_dashboard": "http://d:1"})).roles
+    assert dashboard_url(spec["reward"].serve, "reward") == "http://d:1"
+
+
+def test_run_without_a_cluster_address_is_one_error(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")}
+    data = tmp_path / "p.jsonl"
+    data.write_text(json.dumps({"prompt": "q", "chosen": "a", "rejected": "b"}) + "\n")
+    args = ["--benchmark", "pairwise", "--data", str(data), "--out", str(tmp_path / "run")]
+    proc = cli("run", "--config", str(config(tmp_path, "ray")), *args, env=env)
+    one_error_line(proc, 2, "role reward", "RAY_ADDRESS")
+    assert not (tmp_path / "run" / "samples.jsonl").exists()
+
+
+def test_ray_is_imported_only_when_used():
+    modules = "rmbench_client.cli, rmbench_client.model_kinds.factory, rmbench_client.launcher.ray_cluster"
+    code = f"import sys, {modules}, rmbench_client.ray_discovery; assert 'ray' not in sys.modules, 'ray imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_replicas_fit_onto_nodes():
+    free = {"a": {"CPU": 8.0, "GPU": 4.0}, "b": {"CPU": 8.0, "GPU": 2.0}}
+    assert fits([("reward", {"GPU": 4.0})], free)
+    assert not fits([("reward", {"GPU": 4.0})] * 2, free)  # 6 GPUs free in all, but 4 on no second node
+    assert fits([("reward", {"GPU": 2.0, "CPU": 4.0})] * 3, free)
+    assert not fits([("policy", {"a100": 1.0})], free)
+    message = str(capacity_error([("reward", {"GPU": 4.0})] * 2, free))
+    assert "role reward: 2 replica(s) of {GPU: 4}" in message
+    assert "node a {CPU: 8, GPU: 4}; node b {CPU: 8, GPU: 2}" in message
+
+
+def test_state_api_answer_gives_the_roles_urls(tmp_path, monkeypatch):
+    answer = RECORDED.read_bytes()
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=answer)
+
+    real = httpx.AsyncClient
+
+    def client(**kwargs):
+        return real(transport=httpx.MockTransport(handler), **kwargs)
+
+    monkeypatch.setattr("rmbench_client.ray_discovery.httpx.AsyncClient", client)
+    role = load_config(config(tmp_path, "ray", {**SERVE, "cluster": "ray", "ray_dashboard": "http://d:1"}))
+    source = RayEndpoints("reward", role.roles["reward"])
+    assert asyncio.run(source.urls()) == ["http://127.0.0.1:33343", "http://127.0.0.1:40799"]  # replica order
+    query = seen[0].url.params
+    assert seen[0].url.path == "/api/v0/actors"
+    assert query.get_list("filter_values") == ["rmbench", "ALIVE"] and query["detail"] == "true"
+    assert url_of("Replica(http://[::1]:80)") == "http://[::1]:80" and url_of("Replica()") is None
+    actors = asyncio.run(list_actors("http://d:1", alive_only=False))
+    assert len(actors) == len(json.loads(answer)["data"]["result"]["result"])
+
+
+def test_no_replica_on_the_cluster_is_one_error(tmp_path, monkeypatch):
+    empty = {"result": True, "msg": "", "data": {"result": {"total": 0, "result": []}}}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=empty)
+
+    real = httpx.AsyncClient
+    monkeypatch.setattr(
+        "rmbench_client.ray_discovery.httpx.AsyncClient",
+        lambda **kw: real(transport=httpx.MockTransport(handler), **kw),
+    )
+    role = load_config(config(tmp_path, "ray", {**SERVE, "cluster": "ray", "ray_dashboard": "http://d:1"}))
+    source = RayEndpoints("reward", role.roles["reward"])
+    with pytest.raises(EndpointError, match="no reward replica serving tiny-reward is alive.*rmbench-client serve"):
+        asyncio.run(source.urls())
