@@ -244,6 +244,9 @@ API_KEY_ENV = "RMBENCH_API_KEY"
 JUDGE_MAX_TOKENS = 1024
 # the release whose prompts `judge.prompt: reward-bench` reads (installed without its dependencies)
 REWARDBENCH_PROMPTS_PACKAGE = "rewardbench==0.1.4"
+# the oldest Jinja whose sandbox renders a template from the hub: 3.1.5 and 3.1.6 closed sandbox escapes
+# (CVE-2024-56326, CVE-2025-27516); transformers 5.19.0 itself refuses only releases older than 3.1.0
+JINJA_MIN_VERSION = "3.1.6"
 
 # --- outputs ----------------------------------------------------------------------------------------------------
 RUNS_DIR = "runs"
@@ -285,6 +288,4 @@ REWARDBENCH_RESULTS_DIR = "eval-set"  # reward-bench style: eval-set/<model>.jso
 REWARDBENCH_SCORES_DIR = "eval-set-scores"  # reward-bench style: eval-set-scores/<model>.json, per prompt
 REWARDBENCH_PRIOR_RESULTS_DIR = "pref-sets"  # the prior sets' files, as reward-bench's --pref_sets runs write them
 REWARDBENCH_PRIOR_SCORES_DIR = "pref-sets-scores"
-REWARDBENCH_RESULT_META = ("model", "model_type", "chat_template", "ref_model")  # results-file keys besides subsets
-TGI_TEXT_CACHE_SIZE = 4096  # token-id sequence -> text sent to /generate (TGI takes text, not ids)
 TEI_MAX_BATCH = 32  # TEI --max-client-batch-size default
