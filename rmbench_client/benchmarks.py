@@ -112,6 +112,7 @@ class Benchmark:
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
     unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
+    layout: str = ""  # what --data (or data/<benchmark>) holds for it: said where its data is missing
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -235,6 +236,7 @@ REGISTRY: dict[str, Benchmark] = {
     for b in (
         Benchmark(
             name="rm-bench",
+            layout=f"a directory of RM-Bench's *_filtered.json domain files or its {C.RMBENCH_TOTAL_FILE}",
             **_modules(rmbench_data, rmbench_scoring, rmbench_files),
             fields=("id", "prompt", "chosen", "rejected", "domain"),
             group_field="domain",
@@ -251,6 +253,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="reward-bench",
+            layout="RewardBench's filtered split and the prior sets (parquet, JSON or JSONL): a directory or a file",
             **_modules(rewardbench_data, rewardbench_scoring, rewardbench_files),
             fields=("id", "prompt", "chosen", "rejected", "subset"),
             group_field="subset",
@@ -269,6 +272,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="reward-bench-2",
+            layout="RewardBench 2's test split (parquet, JSON or JSONL): a directory or a file",
             **_modules(rewardbench2_data, rewardbench2_scoring, rewardbench2_files),
             fields=("id", "prompt", "chosen", "rejected", "subset", "num_correct", "models"),
             group_field="subset",
@@ -284,6 +288,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         _one_pair(
             name="judgebench",
+            layout="JudgeBench's gpt and claude splits (parquet, JSON or JSONL): a directory or a file",
             fields=("pair_id", "source", "question", "response_A", "response_B", "label"),
             judge_mode="judgebench",
             files_in=judgebench_data.files_in,
@@ -297,6 +302,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         _one_pair(
             name="pairwise",
+            layout="your own pairs: a JSON, JSONL or parquet file of records with prompt, chosen and rejected",
             fields=("id", "prompt", "chosen", "rejected", "subset"),
             hub=(),
             expected_groups=(),
@@ -304,6 +310,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="ppe-preference",
+            layout="PPE Human-Preference-V1's test split (parquet, JSON or JSONL): a directory or a file",
             **_modules(ppe_preference_data, ppe_preference_scoring, ppe_preference_files),
             fields=("question_id", "winner", "prompt", "response_1", "response_2", "language", *C.PPE_FLAGS),
             group_field="group",
@@ -317,6 +324,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="ppe-correctness",
+            layout=f"one folder per PPE Best-of-K set ({', '.join(C.PPE_CORRECTNESS_SETS)}), each its parquet files",
             **_modules(ppe_correctness_data, ppe_correctness_scoring, ppe_correctness_files),
             fields=("question_id", "model_name", "prompt", "scores", "sampled_conflict_pairs"),
             group_field="set",
@@ -332,6 +340,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="rmb",
+            layout=f"RMB's RMB_dataset/ folder (JSON files; GitHub {C.RMB_SOURCE_REPO} at {C.RMB_SOURCE_COMMIT[:7]})",
             **_modules(rmb_data, rmb_scoring, rmb_files),
             group_field="category_path",
             hub=(),  # RMB is published in its GitHub repository only (data/README.md)

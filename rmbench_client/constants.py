@@ -201,7 +201,8 @@ CONFIDENCE = 0.95
 PERMUTATIONS = 5000  # paired permutation test of compare: the smallest p-value is 1/5001
 
 # --- data location ----------------------------------------------------------------------------------------------
-DATA_DIR_ENV = "RMBENCH_DATA_DIR"
+DATA_DIR_ENV = "RMBENCH_DATA_DIR"  # RM-Bench's files (as `make demo` and the tests read them)
+DATA_DIR_BENCHMARK = "rm-bench"  # the one benchmark DATA_DIR_ENV serves: another's runs do not read it
 CACHE_DIR_ENV = "RMBENCH_CACHE_DIR"
 DATA_FOLDER = "data"  # `data fetch` fills <DATA_FOLDER>/<benchmark>/; runs without --data read it (like runs/)
 # Known checksums of benchmark files, "sha256:<hex>" or "git-sha1:<hex>" (`git hash-object`): the RM-Bench domain
