@@ -113,6 +113,7 @@ class Benchmark:
     fields: tuple[str, ...] = ()
     unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
     layout: str = ""  # what --data (or data/<benchmark>) holds for it: said where its data is missing
+    title: str = ""  # its name in prose (--help, the package description)
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -236,6 +237,7 @@ REGISTRY: dict[str, Benchmark] = {
     for b in (
         Benchmark(
             name="rm-bench",
+            title="RM-Bench",
             layout=f"a directory of RM-Bench's *_filtered.json domain files or its {C.RMBENCH_TOTAL_FILE}",
             **_modules(rmbench_data, rmbench_scoring, rmbench_files),
             fields=("id", "prompt", "chosen", "rejected", "domain"),
@@ -253,6 +255,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="reward-bench",
+            title="RewardBench",
             layout="RewardBench's filtered split and the prior sets (parquet, JSON or JSONL): a directory or a file",
             **_modules(rewardbench_data, rewardbench_scoring, rewardbench_files),
             fields=("id", "prompt", "chosen", "rejected", "subset"),
@@ -272,6 +275,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="reward-bench-2",
+            title="RewardBench 2",
             layout="RewardBench 2's test split (parquet, JSON or JSONL): a directory or a file",
             **_modules(rewardbench2_data, rewardbench2_scoring, rewardbench2_files),
             fields=("id", "prompt", "chosen", "rejected", "subset", "num_correct", "models"),
@@ -288,6 +292,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         _one_pair(
             name="judgebench",
+            title="JudgeBench",
             layout="JudgeBench's gpt and claude splits (parquet, JSON or JSONL): a directory or a file",
             fields=("pair_id", "source", "question", "response_A", "response_B", "label"),
             judge_mode="judgebench",
@@ -302,6 +307,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         _one_pair(
             name="pairwise",
+            title="your own preference data",
             layout="your own pairs: a JSON, JSONL or parquet file of records with prompt, chosen and rejected",
             fields=("id", "prompt", "chosen", "rejected", "subset"),
             hub=(),
@@ -310,6 +316,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="ppe-preference",
+            title="PPE Preference",
             layout="PPE Human-Preference-V1's test split (parquet, JSON or JSONL): a directory or a file",
             **_modules(ppe_preference_data, ppe_preference_scoring, ppe_preference_files),
             fields=("question_id", "winner", "prompt", "response_1", "response_2", "language", *C.PPE_FLAGS),
@@ -324,6 +331,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="ppe-correctness",
+            title="PPE Correctness",
             layout=f"one folder per PPE Best-of-K set ({', '.join(C.PPE_CORRECTNESS_SETS)}), each its parquet files",
             **_modules(ppe_correctness_data, ppe_correctness_scoring, ppe_correctness_files),
             fields=("question_id", "model_name", "prompt", "scores", "sampled_conflict_pairs"),
@@ -340,6 +348,7 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="rmb",
+            title="RMB",
             layout=f"RMB's RMB_dataset/ folder (JSON files; GitHub {C.RMB_SOURCE_REPO} at {C.RMB_SOURCE_COMMIT[:7]})",
             **_modules(rmb_data, rmb_scoring, rmb_files),
             group_field="category_path",
@@ -353,6 +362,12 @@ REGISTRY: dict[str, Benchmark] = {
     )
 }
 NAMES = tuple(REGISTRY)
+
+
+def titles() -> str:
+    """Every benchmark by its name in prose, as a list in a sentence ("A, B and C")."""
+    named = [b.title or b.name for b in REGISTRY.values()]
+    return ", ".join(named[:-1]) + " and " + named[-1]
 
 
 def get(name: str) -> Benchmark:
