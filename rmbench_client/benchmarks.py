@@ -349,7 +349,7 @@ REGISTRY: dict[str, Benchmark] = {
         Benchmark(
             name="rmb",
             title="RMB",
-            layout=f"RMB's RMB_dataset/ folder (JSON files; GitHub {C.RMB_SOURCE_REPO} at {C.RMB_SOURCE_COMMIT[:7]})",
+            layout=f"RMB's RMB_dataset/ JSON files (GitHub {C.RMB_SOURCE_REPO} at {C.RMB_SOURCE_COMMIT[:7]})",
             **_modules(rmb_data, rmb_scoring, rmb_files),
             group_field="category_path",
             hub=(),  # RMB is published in its GitHub repository only (data/README.md)

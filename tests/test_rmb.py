@@ -219,7 +219,8 @@ def describe_all() -> str:
 def test_data_list_counts_rmb_and_says_where_it_comes_from(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert next(e for e in inventory() if e["benchmark"] == "rmb")["present"] is False
-    assert "rmb: not in data/rmb (not on the hub: see data/README.md)" in describe_all()
+    where = "GitHub Zhou-Zoey/RMB-Reward-Model-Benchmark at 2be3180"  # the layout and the source, not a page to find
+    assert f"rmb: not in data/rmb (not on the hub: put RMB's RMB_dataset/ JSON files ({where}) there)" in describe_all()
     write_rmb(tmp_path / "src", [pair("1", CHAT, "q", "a", "b"), bon("1", CHAT, "q", "a", ["b", "c"])])
     (tmp_path / "data").mkdir()
     (tmp_path / "src" / "RMB_dataset").rename(tmp_path / "data" / "rmb")  # RMB_dataset/'s contents as data/rmb
