@@ -73,10 +73,11 @@ def battle_tags(record: dict[str, Any], winner: str, where: str) -> list[str]:
     `similar_response` when the hub's `sim` of the two answers is at least PPE_SIMILAR_RESPONSE_SIM."""
     tags = []
     meta = record.get("conv_metadata")
-    tokens = [meta.get(f"sum_assistant_{side}_tokens") for side in "ab"] if isinstance(meta, dict) else []
-    if tokens and all(isinstance(t, int) and not isinstance(t, bool) for t in tokens):
-        a, b = tokens
-        if (a < b) if winner == "model_a" else (b < a):
+    found = [meta.get(f"sum_assistant_{side}_tokens") for side in "ab"] if isinstance(meta, dict) else []
+    tokens = [t for t in found if isinstance(t, int) and not isinstance(t, bool)]
+    if len(tokens) == 2:
+        winner_tokens, loser_tokens = tokens if winner == "model_a" else tokens[::-1]
+        if winner_tokens < loser_tokens:
             tags.append("shorter_won")
     sim = record.get("sim")
     if sim is not None and (isinstance(sim, bool) or not isinstance(sim, int | float)):
