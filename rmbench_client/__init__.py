@@ -1,4 +1,5 @@
-"""rmbench-client: RM-Bench and RewardBench for reward models and DPO policies behind inference servers."""
+"""rmbench-client: reward-model benchmarks (the registry, `benchmarks.py`, lists them) for reward models, DPO policies
+and LLM judges behind inference servers."""
 
 import os
 import sys

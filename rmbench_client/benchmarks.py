@@ -112,6 +112,8 @@ class Benchmark:
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
     unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
+    layout: str = ""  # what --data (or data/<benchmark>) holds for it: said where its data is missing
+    title: str = ""  # its name in prose (--help, the package description)
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -235,6 +237,8 @@ REGISTRY: dict[str, Benchmark] = {
     for b in (
         Benchmark(
             name="rm-bench",
+            title="RM-Bench",
+            layout=f"a directory of RM-Bench's *_filtered.json domain files or its {C.RMBENCH_TOTAL_FILE}",
             **_modules(rmbench_data, rmbench_scoring, rmbench_files),
             fields=("id", "prompt", "chosen", "rejected", "domain"),
             group_field="domain",
@@ -251,6 +255,8 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="reward-bench",
+            title="RewardBench",
+            layout="RewardBench's filtered split and the prior sets (parquet, JSON or JSONL): a directory or a file",
             **_modules(rewardbench_data, rewardbench_scoring, rewardbench_files),
             fields=("id", "prompt", "chosen", "rejected", "subset"),
             group_field="subset",
@@ -269,6 +275,8 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="reward-bench-2",
+            title="RewardBench 2",
+            layout="RewardBench 2's test split (parquet, JSON or JSONL): a directory or a file",
             **_modules(rewardbench2_data, rewardbench2_scoring, rewardbench2_files),
             fields=("id", "prompt", "chosen", "rejected", "subset", "num_correct", "models"),
             group_field="subset",
@@ -284,6 +292,8 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         _one_pair(
             name="judgebench",
+            title="JudgeBench",
+            layout="JudgeBench's gpt and claude splits (parquet, JSON or JSONL): a directory or a file",
             fields=("pair_id", "source", "question", "response_A", "response_B", "label"),
             judge_mode="judgebench",
             files_in=judgebench_data.files_in,
@@ -297,6 +307,8 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         _one_pair(
             name="pairwise",
+            title="your own preference data",
+            layout="your own pairs: a JSON, JSONL or parquet file of records with prompt, chosen and rejected",
             fields=("id", "prompt", "chosen", "rejected", "subset"),
             hub=(),
             expected_groups=(),
@@ -304,6 +316,8 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="ppe-preference",
+            title="PPE Preference",
+            layout="PPE Human-Preference-V1's test split (parquet, JSON or JSONL): a directory or a file",
             **_modules(ppe_preference_data, ppe_preference_scoring, ppe_preference_files),
             fields=("question_id", "winner", "prompt", "response_1", "response_2", "language", *C.PPE_FLAGS),
             group_field="group",
@@ -317,6 +331,8 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="ppe-correctness",
+            title="PPE Correctness",
+            layout=f"one folder per PPE Best-of-K set ({', '.join(C.PPE_CORRECTNESS_SETS)}), each its parquet files",
             **_modules(ppe_correctness_data, ppe_correctness_scoring, ppe_correctness_files),
             fields=("question_id", "model_name", "prompt", "scores", "sampled_conflict_pairs"),
             group_field="set",
@@ -332,6 +348,8 @@ REGISTRY: dict[str, Benchmark] = {
         ),
         Benchmark(
             name="rmb",
+            title="RMB",
+            layout=f"RMB's RMB_dataset/ JSON files (GitHub {C.RMB_SOURCE_REPO} at {C.RMB_SOURCE_COMMIT[:7]})",
             **_modules(rmb_data, rmb_scoring, rmb_files),
             group_field="category_path",
             hub=(),  # RMB is published in its GitHub repository only (data/README.md)
@@ -344,6 +362,12 @@ REGISTRY: dict[str, Benchmark] = {
     )
 }
 NAMES = tuple(REGISTRY)
+
+
+def titles() -> str:
+    """Every benchmark by its name in prose, as a list in a sentence ("A, B and C")."""
+    named = [b.title or b.name for b in REGISTRY.values()]
+    return ", ".join(named[:-1]) + " and " + named[-1]
 
 
 def get(name: str) -> Benchmark:

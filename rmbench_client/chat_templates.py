@@ -4,9 +4,16 @@ without a chat template (TEI, SGLang, TGI) can score conversations at all.
 
 The Jinja environment mirrors transformers 5.19.0's `_cached_compile_jinja_template` and `render_jinja_template`
 (transformers/utils/chat_template_utils.py) without importing transformers (the client installs without torch):
-a sandbox with `trim_blocks`, `lstrip_blocks`, the `loopcontrols` extension and a `{% generation %}` tag, Jinja's
+transformers' sandbox, `ImmutableSandboxedEnvironment` (unsafe attributes and any change to the conversation
+refused; Jinja at least `constants.JINJA_MIN_VERSION`, whose sandbox has no known escape), with `trim_blocks`,
+`lstrip_blocks`, the `loopcontrols` extension and a `{% generation %}` tag, Jinja's
 default `Undefined`, its own `tojson` (no HTML escaping), the globals `raise_exception` and `strftime_now`, and
 the variables `messages`, `tools` and `documents` (None), `add_generation_prompt` and the special tokens.
+
+The special tokens are read as transformers' `PreTrainedTokenizerBase._from_pretrained` reads them (5.19.0, as
+since 4.34): tokenizer_config.json, then, for a config saved without `added_tokens_decoder` (older saves),
+special_tokens_map.json beside it, whose values win. A tokenizer class's own defaults (LlamaTokenizer's `<s>`) cannot
+be known without transformers: the start-up check (model_kinds/startup.py) catches a BOS missing that way.
 
 `template` options: `server` (the server applies the model's template), a Jinja file or a tokenizer_config.json,
 or `auto`: the tokenizer_config.json of the role's model (its local `serve.path`, else the hub), used only when
@@ -16,6 +23,7 @@ its rendering tokenizes exactly as the server's own template does; otherwise the
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import logging
 from dataclasses import dataclass
@@ -28,7 +36,9 @@ import jinja2.ext
 import jinja2.meta
 import jinja2.nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from packaging.version import Version
 
+from . import constants as C
 from .backends.base import Messages
 from .config import RoleConfig
 from .errors import ConfigError
@@ -36,6 +46,7 @@ from .errors import ConfigError
 log = logging.getLogger(__name__)
 # transformers' `special_tokens_map`: the named special tokens a template sees (those the tokenizer has)
 SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+SPECIAL_TOKENS_MAP = "special_tokens_map.json"  # older saves keep the special tokens here (transformers < 4.34)
 PROBE: Messages = [
     {"role": "user", "content": "Template check: ÄÖü 123\n\tcode()"},
     {"role": "assistant", "content": "Answer: yes, <b>42</b>."},
@@ -56,6 +67,7 @@ class ChatTemplate:
     source: str  # where it came from (a path)
     text: str  # the Jinja source
     tokens: dict[str, str]  # bos_token, eos_token, ... as the template sees them
+    unset: frozenset[str] = frozenset()  # special tokens the template reads that no tokenizer file defines
 
     @property
     def digest(self) -> str:
@@ -125,8 +137,18 @@ def _strftime_now(format: str) -> str:
     return datetime.now().strftime(format)
 
 
+def _check_jinja(installed: str) -> None:
+    """Refuse a Jinja whose sandbox has known escapes (transformers refuses < 3.1.0 the same way)."""
+    if Version(installed) < Version(C.JINJA_MIN_VERSION):
+        raise ConfigError(
+            f"jinja2 {installed} is installed: chat templates need jinja2>={C.JINJA_MIN_VERSION} (older sandboxes can "
+            "be escaped); pip install -U jinja2"
+        )
+
+
 def _environment(source: str) -> ImmutableSandboxedEnvironment:
     """The Jinja environment transformers renders chat templates in (see the module docstring)."""
+    _check_jinja(importlib.metadata.version("jinja2"))
 
     def raise_exception(message: str) -> None:
         raise ConfigError(f"{source}: the chat template refused the conversation: {message}")
@@ -179,10 +201,25 @@ def _template_of_config(path: str, tok_config: dict[str, Any], beside: Path) -> 
     return chat_template
 
 
+def special_tokens(tok_config: dict[str, Any] | None, directory: Path) -> dict[str, str] | None:
+    """The named special tokens transformers gives a template (its `special_tokens_map`), from the files it reads
+    them from (see the module docstring); None when neither file is there."""
+    legacy = directory / SPECIAL_TOKENS_MAP
+    merged = dict(tok_config or {})
+    if "added_tokens_decoder" not in merged and legacy.is_file():
+        found = json.loads(legacy.read_text(encoding="utf-8"))
+        if not isinstance(found, dict):
+            raise ValueError(f"{legacy}: not a JSON object")
+        merged |= found
+    elif tok_config is None:
+        return None
+    return {k: _token(merged[k]) for k in SPECIAL_TOKENS if merged.get(k) is not None}
+
+
 def load_template(path: str) -> ChatTemplate:
     """A chat template from a Jinja file or a tokenizer_config.json (its `chat_template` and special tokens).
 
-    A Jinja file takes its special tokens from a tokenizer_config.json beside it, when there is one.
+    A Jinja file takes its special tokens from the tokenizer files beside it, when there are some.
     """
     file = Path(path)
     try:
@@ -191,13 +228,17 @@ def load_template(path: str) -> ChatTemplate:
         tok_config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.is_file() else None
         if file.suffix == ".json":
             source = _template_of_config(path, tok_config or {}, file.with_name("chat_template.jinja"))
+        tokens = special_tokens(tok_config, file.parent)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: cannot read the chat template ({exc})") from None
-    if tok_config is None and (unknown := _used_special_tokens(source)):
-        names = ", ".join(sorted(unknown))
-        raise ConfigError(f"{path}: the template uses {names}: put the model's tokenizer_config.json beside it")
-    tokens = {k: _token(tok_config[k]) for k in SPECIAL_TOKENS if tok_config and tok_config.get(k) is not None}
-    template = ChatTemplate(str(path), source, tokens)
+    used = _used_special_tokens(source)
+    if tokens is None and used:
+        names = ", ".join(sorted(used))
+        raise ConfigError(
+            f"{path}: the template uses {names}: put the model's tokenizer_config.json (or special_tokens_map.json) "
+            "beside it"
+        )
+    template = ChatTemplate(str(path), source, tokens or {}, frozenset(used - set(tokens or {})))
     _compiled(template.source, template.text)  # a syntax error is reported now, not at the first prompt
     return template
 
@@ -217,10 +258,13 @@ def _model_tokenizer_config(role: RoleConfig) -> Path | None:
         from huggingface_hub.errors import EntryNotFoundError
 
         config = Path(hf_hub_download(path, "tokenizer_config.json"))
-        try:  # newer repos keep the template in chat_template.jinja, which transformers prefers: fetched beside
-            hf_hub_download(path, "chat_template.jinja")
-        except EntryNotFoundError:
-            pass
+        # newer repos keep the template in chat_template.jinja, which transformers prefers; older ones their special
+        # tokens in special_tokens_map.json: both fetched beside, as transformers reads them
+        for optional in ("chat_template.jinja", SPECIAL_TOKENS_MAP):
+            try:
+                hf_hub_download(path, optional)
+            except EntryNotFoundError:
+                pass
         return config
     except Exception as exc:  # offline, gated, no such repo: the server's template serves instead
         log.info("no client-side chat template for %s (%s); the server applies it", path, exc)

@@ -252,7 +252,10 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / self.benchmark
 
     def data_path(self) -> str | None:
-        return self.data or os.environ.get(C.DATA_DIR_ENV) or None
+        """`data` (--data), else $RMBENCH_DATA_DIR for the benchmark it names the files of (RM-Bench) only."""
+        if self.data or self.benchmark != C.DATA_DIR_BENCHMARK:
+            return self.data
+        return os.environ.get(C.DATA_DIR_ENV) or None
 
 
 def validated(data: dict[str, Any], source: str) -> RunConfig:

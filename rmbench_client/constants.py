@@ -163,14 +163,20 @@ PPE_PREFERENCE_HUB_SPLIT = "test"
 PPE_FLAGS = ("hard_prompt", "easy_prompt", "if_prompt", "is_code", "math_prompt")
 PPE_LANGUAGES = {"English": "english", "Chinese": "chinese", "Russian": "russian"}  # `language` -> bucket
 PPE_OTHER_LANGUAGE = "other"
-# PPE's categories, in its order: name -> (a flag or language bucket, and whether a prompt of the category has it).
-# PPE's `shorter_won` and `similar_response` are not computed: their thresholds are not in its published data.
+# PPE's two categories of a battle rather than its prompt, tagged by the loader from the hub's own fields:
+# `shorter_won`, the winner's answer has fewer tokens (conv_metadata's sum_assistant_a_tokens / _b_tokens), and
+# `similar_response`, the answers' similarity `sim` is at least PPE_SIMILAR_RESPONSE_SIM
+PPE_BATTLE_TAGS = ("shorter_won", "similar_response")
+PPE_SIMILAR_RESPONSE_SIM = 0.9  # the open choice: PPE's own threshold could not be read (docs/benchmarks.md)
+# PPE's categories, in its order: name -> (a flag, battle tag or language bucket, and whether a battle has it)
 PPE_CATEGORIES = {
     "hard_prompt": ("hard_prompt", True),
     "easy_prompt": ("easy_prompt", True),
     "if_prompt": ("if_prompt", True),
     "is_code": ("is_code", True),
     "math_prompt": ("math_prompt", True),
+    "shorter_won": ("shorter_won", True),
+    "similar_response": ("similar_response", True),
     "english_prompt": ("english", True),
     "non_english_prompt": ("english", False),
     "chinese_prompt": ("chinese", True),
@@ -201,7 +207,8 @@ CONFIDENCE = 0.95
 PERMUTATIONS = 5000  # paired permutation test of compare: the smallest p-value is 1/5001
 
 # --- data location ----------------------------------------------------------------------------------------------
-DATA_DIR_ENV = "RMBENCH_DATA_DIR"
+DATA_DIR_ENV = "RMBENCH_DATA_DIR"  # RM-Bench's files (as `make demo` and the tests read them)
+DATA_DIR_BENCHMARK = "rm-bench"  # the one benchmark DATA_DIR_ENV serves: another's runs do not read it
 CACHE_DIR_ENV = "RMBENCH_CACHE_DIR"
 DATA_FOLDER = "data"  # `data fetch` fills <DATA_FOLDER>/<benchmark>/; runs without --data read it (like runs/)
 # Known checksums of benchmark files, "sha256:<hex>" or "git-sha1:<hex>" (`git hash-object`): the RM-Bench domain
@@ -246,6 +253,9 @@ API_KEY_ENV = "RMBENCH_API_KEY"
 JUDGE_MAX_TOKENS = 1024
 # the release whose prompts `judge.prompt: reward-bench` reads (installed without its dependencies)
 REWARDBENCH_PROMPTS_PACKAGE = "rewardbench==0.1.4"
+# the oldest Jinja whose sandbox renders a template from the hub: 3.1.5 and 3.1.6 closed sandbox escapes
+# (CVE-2024-56326, CVE-2025-27516); transformers 5.19.0 itself refuses only releases older than 3.1.0
+JINJA_MIN_VERSION = "3.1.6"
 
 # --- outputs ----------------------------------------------------------------------------------------------------
 RUNS_DIR = "runs"
@@ -287,8 +297,6 @@ REWARDBENCH_RESULTS_DIR = "eval-set"  # reward-bench style: eval-set/<model>.jso
 REWARDBENCH_SCORES_DIR = "eval-set-scores"  # reward-bench style: eval-set-scores/<model>.json, per prompt
 REWARDBENCH_PRIOR_RESULTS_DIR = "pref-sets"  # the prior sets' files, as reward-bench's --pref_sets runs write them
 REWARDBENCH_PRIOR_SCORES_DIR = "pref-sets-scores"
-REWARDBENCH_RESULT_META = ("model", "model_type", "chat_template", "ref_model")  # results-file keys besides subsets
-TGI_TEXT_CACHE_SIZE = 4096  # token-id sequence -> text sent to /generate (TGI takes text, not ids)
 TEI_MAX_BATCH = 32  # TEI --max-client-batch-size default
 
 # Serving on a Ray cluster (`serve.cluster: ray`; launcher/ray_cluster.py, ray_discovery.py)

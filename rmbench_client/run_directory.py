@@ -83,6 +83,31 @@ class RunDirectory:
         return self.write_text(name, json.dumps(data, indent=2) + "\n")
 
 
+def running_pid(run_dir: Path) -> int | None:
+    """The pid of the run holding the directory's lock (-1 when it wrote none), or None."""
+    lock = run_dir / C.LOCK_FILE
+    if not lock.is_file():
+        return None
+    with open(lock, encoding="utf-8") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = f.read().strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return None
+
+
+def without_summary(run_dir: Path) -> str | None:
+    """Why a run directory holds no summary (still running, or ended without writing it: killed, or the machine
+    stopped); None when it holds one, or is no run directory."""
+    if (run_dir / C.SUMMARY_FILE).is_file() or not (run_dir / C.CONFIG_FILE).is_file():
+        return None
+    if (pid := running_pid(run_dir)) is not None:
+        return f"the run (pid {pid}) is still running: its summary is written when it ends"
+    return "the run ended without writing its summary (killed, or the machine stopped): the same command resumes it"
+
+
 def write_atomic(path: Path, text: str | Iterable[str]) -> Path:
     """`text` (or its pieces, written one after another: a large file is never held whole) into `path` through a
     temporary file and a rename."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import ssl
 import subprocess
 import sys
@@ -65,9 +66,23 @@ def test_flags_override_a_config_file(tmp_path):
     assert cfg.roles["reward"].endpoints == ["http://b:1"] and cfg.roles["reward"].concurrency == 4
 
 
-def test_a_run_needs_a_name_or_a_served_model():
-    with pytest.raises(ConfigError, match="no model given"):
-        config(parse("run", "--endpoint", "http://h:1"))
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--endpoint", "http://h:1"], "no reward model to ask: add --served-model NAME"),
+        (["--served-model", "rm"], "no reward model to ask: add --endpoint URL"),
+        (["--judge-endpoint", "http://h:1"], "no judge model to ask: add --served-model NAME"),
+        (["--policy-endpoint", "http://h:1", "--policy-model", "pi"],
+         "no reference model to ask: add --reference-endpoint URL --reference-model NAME (or --dpo-reward sum"),
+        (["--policy-endpoint", "http://h:1", "--reference-endpoint", "http://h:2", "--reference-model", "r"],
+         "no policy model to ask: add --policy-model NAME"),
+    ],
+)  # fmt: skip
+def test_a_role_missing_from_the_flags_names_the_flags_to_add(argv, line):
+    with pytest.raises(ConfigError, match=re.escape(f"command line: {line}")):
+        config(parse("run", *argv))
+    config(parse("run", "--policy-endpoint", "http://h:1", "--policy-model", "pi", "--dpo-reward", "sum"))
+    config(parse("run", "--model", "baseline:longer"))
 
 
 def parsers(parser: argparse.ArgumentParser, name: str = "rmbench-client") -> list[tuple[str, argparse.ArgumentParser]]:
@@ -206,3 +221,17 @@ def test_a_bad_config_value_is_one_line_naming_the_key(data, line):
     with pytest.raises(ConfigError) as err:
         validated({"model": "m", **data}, "c.yaml")
     assert str(err.value).startswith(line) and "\n" not in str(err.value)
+
+
+def test_help_and_the_package_description_name_every_benchmark():
+    """--help names every benchmark of the registry (built from it); the package description, static, is checked
+    against it."""
+    import tomllib
+
+    from rmbench_client import benchmarks
+
+    help_text = " ".join(build_parser().format_help().split())
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    description = tomllib.loads(pyproject.read_text())["project"]["description"]
+    for bench in benchmarks.REGISTRY.values():
+        assert bench.title and bench.title in help_text and bench.title in description, bench.name

@@ -89,3 +89,49 @@ def test_report_shows_only_the_texts_that_were_scored(tmp_path, change):
         assert not (tmp_path / "page.html").exists()
     else:
         assert proc.returncode == 0 and f"note: {data.resolve()} changed since" in text
+
+
+def test_report_of_runs_on_two_versions_of_one_file(tmp_path):
+    """A run, then the file edited in place and a second run: the report names the run whose texts are gone (its
+    directory) and how to give each run its version; with one --data per run the page is made, the prompts whose
+    texts differ left out of its lists and its comparison."""
+    data = pairs_file(tmp_path / "a.jsonl", 4, longer_chosen=False)
+    kept = tmp_path / "a-v1.jsonl"
+    kept.write_text(data.read_text())
+    first = baseline_run(data, tmp_path / "first")
+    lines = data.read_text().splitlines()
+    lines[2] = lines[2].replace("question 2", "question two")
+    data.write_text("\n".join(lines) + "\n")
+    second = baseline_run(data, tmp_path / "second", model="baseline:random")
+    page = tmp_path / "page.html"
+    for order in ([first, second], [second, first]):
+        proc = cli("report", *map(str, order), "--out", str(page))
+        text = " ".join(proc.stderr.split())
+        assert proc.returncode == 2 and f"error: {first} (baseline:longer): 1 scored prompt(s) (first 2)" in text
+        assert "one --data per run" in text and not page.exists()
+    proc = cli("report", str(first), str(second), "--data", str(kept), "--data", str(data), "--out", str(page))
+    assert proc.returncode == 0, proc.stderr
+    assert "1 prompt(s) differ between the runs' data" in " ".join(proc.stderr.split()) and page.is_file()
+    from rmbench_client.report import page as html
+
+    built = html.build([str(first), str(second)], data=[str(kept), str(data)])
+    assert sorted(p["id"] for p in built["prompts"]) == ["0", "1", "3"]
+    assert built["comparison"]["differences"]["shared"] == 3
+    assert "question 2" not in json.dumps(built) and "question two" not in json.dumps(built)
+
+
+def test_compare_of_runs_sharing_no_id_shows_each(tmp_path):
+    """No prompt id in common: the table of both runs, and a note saying what each scored (no exit 2)."""
+    a = baseline_run(pairs_file(tmp_path / "a.jsonl", 2), tmp_path / "a")
+    b = tmp_path / "b.jsonl"
+    b.write_text("".join(json.dumps({"id": f"x{i}", "prompt": "q", "chosen": "a long one", "rejected": "n"}) + "\n"
+                         for i in range(3)))  # fmt: skip
+    proc = cli("compare", str(a), str(baseline_run(b, tmp_path / "b")))
+    assert proc.returncode == 0, proc.stderr
+    assert "baseline:longer (" in proc.stdout and "differences against" not in proc.stdout
+    note = " ".join(proc.stderr.split())
+    assert (
+        "the runs share no prompt id" in note
+        and "baseline:longer: 2 (ids 0, 1)" in note
+        and "3 (ids x0, x1, x2)" in note
+    )

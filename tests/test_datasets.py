@@ -165,7 +165,7 @@ def test_rmbench_not_valid_json(tmp_path):
     path = tmp_path / "chat_filtered.json"
     path.write_text('[\n  {"id": 1, "prompt": "p",\n  oops\n]', encoding="utf-8")
     msg = load_error("rm-bench", path)
-    assert str(path) in msg and "not valid JSON" in msg and "line 3" in msg
+    assert str(path) in msg and "line 3, column 3: not valid JSON" in msg
 
 
 def test_rmbench_not_utf8(tmp_path):
@@ -296,7 +296,21 @@ def test_rewardbench_bad_jsonl_line(tmp_path):
     path = tmp_path / "rb.jsonl"
     path.write_text(json.dumps(rb_record(0)) + "\n" + '{"id": 1, "prompt": \n', encoding="utf-8")
     msg = load_error("reward-bench", path)
-    assert str(path) in msg and "line 2" in msg and "not valid JSON" in msg
+    assert str(path) in msg and "line 2, column 21: not valid JSON" in msg
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_byte_order_mark_at_the_start_is_accepted(tmp_path, suffix):
+    """Windows editors often start a UTF-8 file with a byte order mark: the records read as without it; the mark
+    elsewhere is no JSON, as Python's own reader says."""
+    records = [rb_record(0), rb_record(1, "hep-go")]
+    path = tmp_path / f"rb{suffix}"
+    text = "".join(json.dumps(r) + "\n" for r in records) if suffix == ".jsonl" else json.dumps(records)
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert [ex.id for ex in load_dataset("reward-bench", path).examples] == ["0", "1"]
+    if suffix == ".jsonl":
+        path.write_bytes(text.encode("utf-8") + b"\xef\xbb\xbf" + text.splitlines()[0].encode("utf-8"))
+        assert "line 3, column 1: not valid JSON" in load_error("reward-bench", path)
 
 
 def test_rewardbench_not_utf8(tmp_path):

@@ -144,6 +144,33 @@ def test_user_template_and_doubled_bos(cpu_servers, small_data, transformers_val
     assert any("BOS twice" in w for w in result.summary["warnings"])
 
 
+def test_bos_from_special_tokens_map_or_reported_missing(cpu_servers, small_data, transformers_values, tmp_path):
+    """An older save keeps its special tokens in special_tokens_map.json only: the client renders BOS and eos_token
+    from it (the model's template writes `+ eos_token`) and scores as transformers does; without that file BOS
+    would be missing, which the start-up check says."""
+    index, ref = transformers_values
+    model = cpu_servers.models_dir / "reward"
+    config = json.loads((model / "tokenizer_config.json").read_text())
+    older = {k: v for k, v in config.items() if k not in ("added_tokens_decoder", "bos_token", "eos_token")}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(older))
+    (tmp_path / "special_tokens_map.json").write_text((model / "special_tokens_map.json").read_text())
+    cfg = config_for(
+        cpu_servers, tmp_path / "a", data=str(small_data), reward={"template": str(tmp_path / "tokenizer_config.json")}
+    )
+    result = run(cfg, progress=False)
+    assert result.all_scored and "warnings" not in result.summary
+    assert_close(samples(result.out_dir), index, ref["reward"], 1e-4)
+
+    (tmp_path / "special_tokens_map.json").unlink()
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(older | {"eos_token": config["eos_token"]}))
+    cfg = config_for(
+        cpu_servers, tmp_path / "b", data=str(small_data), reward={"template": str(tmp_path / "tokenizer_config.json")}
+    )
+    result = run(cfg, progress=False)
+    (warning,) = result.summary["warnings"]
+    assert warning.startswith("BOS missing:") and "special_tokens_map.json" in warning
+
+
 def test_response_boundary_merge_is_detected():
     assert response_start([1, 5, 6], [1, 5, 6, 7, 8]) == (3, False)
     # "Answer: " + "yes" tokenized as "Answer:" + " yes": the prompt is no longer a prefix

@@ -41,7 +41,7 @@ BATTLES = [  # baseline:longer prefers response_1 in every battle: right exactly
     battle("q4", "model_a", LONG, SHORT, is_code=True, language="German"),  # right
     battle("q5", "tie (bothbad)", LONG, SHORT, math_prompt=True),  # not scored
     battle("q6", "model_b", LONG, SHORT, easy_prompt=True, math_prompt=True),  # wrong
-    battle("q7", "model_a", LONG, SHORT, language="Russian"),  # right
+    battle("q7", "model_a", LONG, SHORT, language="Russian") | {"sim": 0.95},  # right; answers alike by `sim`
 ]
 
 RIGHT, WRONG = "The correct answer, worked out with every step shown.", "Wrong, but far longer than the right one."
@@ -89,9 +89,10 @@ def test_preference_loader_reads_the_hub_schema_and_leaves_human_ties_out(prefer
     assert sorted(by_id) == ["q1", "q2", "q4", "q6", "q7"] and data.unscored == 2
     assert by_id["q2"].chosen == (SHORT,) and by_id["q2"].rejected == (LONG,)  # model_b's answer is response_2
     assert by_id["q1"].prompt == "Question q1?" and by_id["q1"].extra["model_a"] == "gpt-4o-2024-05-13"
+    # the battle tags: the winner's answer the shorter by the hub's token counts, or `sim` at least the threshold
     assert [by_id[i].group for i in ("q1", "q2", "q4", "q6", "q7")] == [
-        "english/hard_prompt+if_prompt", "chinese/hard_prompt", "other/is_code", "english/easy_prompt+math_prompt",
-        "russian"]  # fmt: skip
+        "english/hard_prompt+if_prompt", "chinese/hard_prompt+shorter_won", "other/is_code",
+        "english/easy_prompt+math_prompt+shorter_won", "russian/similar_response"]  # fmt: skip
 
 
 def test_preference_accuracy_by_category_as_ppe_reports_it():
@@ -132,9 +133,12 @@ def test_a_run_rescores_to_the_same_numbers_and_says_what_it_left_out(preference
     summary = longer_run("ppe-preference", preference_dir, out)
     assert summary["accuracy"] == pytest.approx(3 / 5) and summary["complete"] is True
     assert summary["categories"]["hard_prompt"] == 0.5 and summary["categories"]["non_english_prompt"] == 2 / 3
+    # PPE's battle categories: longer-wins loses every battle a shorter answer won
+    assert summary["categories"]["shorter_won"] == 0.0 and summary["category_n"]["shorter_won"] == 2
+    assert summary["categories"]["similar_response"] == 1.0 and summary["category_n"]["similar_response"] == 1
     assert summary["unscored"]["records"] == 2 and "human ties" in summary["unscored"]["why"]
     line = json.loads((out / "samples.jsonl").read_text().splitlines()[1])
-    assert line == {"benchmark": "ppe-preference", "question_id": "q2", "group": "chinese/hard_prompt",
+    assert line == {"benchmark": "ppe-preference", "question_id": "q2", "group": "chinese/hard_prompt+shorter_won",
                     "winner": "model_b", "score_1": len(LONG), "score_2": len(SHORT), "credit": 0.0}  # fmt: skip
     again = json.loads(cli("score", str(out / "samples.jsonl"), "--json").stdout)
     for key in ("accuracy", "categories", "category_n", "ci"):

@@ -176,6 +176,24 @@ def test_upstream_result_file_is_read(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["sets"] == {"helpfulness-pairwise": 0.5}
 
 
+def test_upstream_result_file_of_a_custom_classifier_is_read(tmp_path, capsys):
+    """my_run_rm.py's "Custom Classifier" models (PairRM and kin) judge a pair as a whole: rewards null, only
+    is_correct, which is the pair's credit; a value that is no credit is one error line."""
+    path = tmp_path / "pairrm_result.json"
+    rows = [
+        {"pair_uid": str(i), "category_path": f"Pairwise_set/{CHAT}", "chosen_reward": None, "reject_reward": None,
+         "is_correct": correct} for i, correct in enumerate([1, 1, 0, 1])
+    ]  # fmt: skip
+    path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    assert main(["score", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sets"] == {"helpfulness-pairwise": 0.75}
+    rows[2]["is_correct"] = 0.5
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    assert main(["score", str(path), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "record 2" in err and "'is_correct' must be 1 or 0, found 0.5" in err
+
+
 def test_report_and_compare_of_two_baseline_runs(tmp_path, capsys):
     root = write_rmb(
         tmp_path,
@@ -219,7 +237,8 @@ def describe_all() -> str:
 def test_data_list_counts_rmb_and_says_where_it_comes_from(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert next(e for e in inventory() if e["benchmark"] == "rmb")["present"] is False
-    assert "rmb: not in data/rmb (not on the hub: see data/README.md)" in describe_all()
+    where = "GitHub Zhou-Zoey/RMB-Reward-Model-Benchmark at 2be3180"  # the layout and the source, not a page to find
+    assert f"rmb: not in data/rmb (not on the hub: put RMB's RMB_dataset/ JSON files ({where}) there)" in describe_all()
     write_rmb(tmp_path / "src", [pair("1", CHAT, "q", "a", "b"), bon("1", CHAT, "q", "a", ["b", "c"])])
     (tmp_path / "data").mkdir()
     (tmp_path / "src" / "RMB_dataset").rename(tmp_path / "data" / "rmb")  # RMB_dataset/'s contents as data/rmb

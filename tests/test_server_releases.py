@@ -29,9 +29,33 @@ def test_installed_release(tmp_path, dist, version):
     assert installed_release(_venv(tmp_path, dist)).version == version
 
 
-def test_no_vllm_installed_means_latest(tmp_path):
+def test_no_vllm_installed_means_latest_entry_and_no_flag_an_older_release_rejects(tmp_path):
     found = installed_release(tmp_path)
-    assert found.version is None and found.cpu_entry == NEW_CPU_ENTRY and found.accepts("--enable-scale-out")
+    assert found.version is None and found.cpu_entry == NEW_CPU_ENTRY and not found.accepts("--enable-scale-out")
+    found.refuse_if_unsupported(["--enable-scale-out"])  # of an unknown release, the config's flag is its own
+
+
+@pytest.mark.parametrize(("version", "scale_out"), [("0.20.2", False), ("0.32.0", True), (None, False)])
+def test_gpu_serve_takes_the_flags_of_the_vllm_on_the_path(tmp_path, monkeypatch, caplog, version, scale_out):
+    """A GPU `serve` without vLLM in the server environment runs the `vllm` on the PATH: its flags are those of the
+    release installed where that script runs (its shebang's environment); none found, none that 0.13-0.26 reject."""
+    from rmbench_client.config import RoleConfig
+    from rmbench_client.launcher.commands import server_command
+
+    monkeypatch.setenv("RMBENCH_SERVER_VENV", str(tmp_path / "empty"))
+    gpu = tmp_path / "gpu-env"
+    (gpu / "bin").mkdir(parents=True)
+    if version is not None:
+        _venv(gpu, f"vllm-{version}.dist-info")
+        (gpu / "bin" / "vllm").write_text(f"#!{gpu / 'bin' / 'python'}\nimport sys\n")
+        (gpu / "bin" / "vllm").chmod(0o755)
+    monkeypatch.setenv("PATH", str(gpu / "bin"))
+    policy = RoleConfig.from_data(
+        {"served_model": "pi", "endpoints": ["http://127.0.0.1:8702"], "serve": {"path": "org/pi", "engine": "vllm"}}
+    )
+    cmd = server_command("policy", policy, "http://127.0.0.1:8702", tmp_path)
+    assert cmd[1:3] == ["serve", "org/pi"] and ("--enable-scale-out" in cmd) == scale_out
+    assert ("no vLLM release found" in caplog.text) == (version is None)
 
 
 def test_flags_per_release():

@@ -124,6 +124,9 @@ def test_malformed_data_marks_its_benchmark_and_the_others_still_run(tmp_path: P
     results = json.loads(proc.stdout)["results"]
     assert results["pairwise"]["status"] == "error" and "pairs.jsonl" in results["pairwise"]["why"]
     assert results["reward-bench"]["status"] == "partial" and "| error |" in (out / "suite.md").read_text()
+    # the benchmark that failed before its run directory existed names none; the others name theirs
+    assert not (out / "pairwise").exists() and str(out / "pairwise") not in proc.stderr
+    assert "pairwise: not run: " in proc.stderr and f"reward-bench: {out / 'reward-bench'}" in proc.stderr
 
 
 @pytest.mark.server

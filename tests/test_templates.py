@@ -48,7 +48,10 @@ def test_template_errors_are_config_errors(tmp_path):
         load_template(str(tmp_path / "bad.jinja"))
     # a Jinja file that reads special tokens needs the model's config beside it (else they would render empty)
     (tmp_path / "plain.jinja").write_text("{{ eos_token }}")
-    with pytest.raises(ConfigError, match="uses eos_token: put the model's tokenizer_config.json beside it"):
+    with pytest.raises(
+        ConfigError,
+        match=r"uses eos_token: put the model.s tokenizer_config.json \(or special_tokens_map.json\) beside it",
+    ):
         load_template(str(tmp_path / "plain.jinja"))
     # a template that fails on a conversation names itself and the failure, with no hint about the config
     (tmp_path / "sum.jinja").write_text("{{ messages[0]['content'] + 1 }}")
@@ -167,6 +170,44 @@ def test_rendering_equals_transformers(tmp_path, text):
     assert mine == transformers_render({"template": text, "tokens": tokens, "conversations": conversations})
 
 
+# Mistral's older templates add eos_token with `+`: an undefined one fails rather than rendering empty
+MISTRAL_LIKE = (
+    "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'user' %}{{ '[INST] ' + m['content'] + ' [/INST]' }}"
+    "{% else %}{{ m['content'] + eos_token }}{% endif %}{% endfor %}"
+)
+
+
+@pytest.mark.parametrize("decoder", [False, True], ids=["older-save", "added-tokens-decoder"])
+def test_special_tokens_from_every_file_transformers_reads(tmp_path, decoder):
+    """A tokenizer saved the older way keeps its special tokens in special_tokens_map.json only: the client renders
+    them (BOS included) exactly as transformers' apply_chat_template; a config with `added_tokens_decoder` makes
+    transformers ignore that file, and the client too."""
+    import shutil
+
+    from conftest import REPO
+
+    models = REPO / "models" / "tiny" / "reward"
+    if not (models / "tokenizer.json").is_file():
+        pytest.skip("the tiny models are not built")
+    shutil.copy(models / "tokenizer.json", tmp_path)
+    (tmp_path / "special_tokens_map.json").write_text(json.dumps({"bos_token": "<s>", "eos_token": "</s>"}))
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "chat_template": MISTRAL_LIKE, "eos_token": "<x>"}
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps(config | ({"added_tokens_decoder": {}} if decoder else {}))
+    )
+    template = load_template(str(tmp_path / "tokenizer_config.json"))
+    mine = [template.render(c[:2], g) for c in CONVERSATIONS[:2] for g in (False, True)]
+    if decoder:
+        assert template.tokens == {"eos_token": "<x>"} and template.unset == {"bos_token"}
+    else:  # special_tokens_map.json's values win over the config's
+        assert template.tokens == {"bos_token": "<s>", "eos_token": "</s>"} and not template.unset
+        assert mine[0] == "<s>[INST] Hi? [/INST]Yo.</s>"
+    if not SERVER_PYTHON.exists():
+        pytest.skip(".venv-server (transformers) is not set up")
+    conversations = [[c[:2], g] for c in CONVERSATIONS[:2] for g in (False, True)]
+    assert mine == transformers_render({"tokenizer_dir": str(tmp_path), "conversations": conversations})
+
+
 def test_named_templates_and_chat_template_file(tmp_path):
     """As transformers loads a tokenizer directory: chat_template.jinja beside the config wins over its
     chat_template; named templates give "default" (a conversation without tools)."""
@@ -187,12 +228,14 @@ def test_auto_from_the_hub_prefers_chat_template_jinja(tmp_path):
     from hub_standin import serve_hub
 
     config = json.dumps({"chat_template": "old", "bos_token": "<s>"}).encode()
+    legacy = {"tokenizer_config.json": json.dumps({"chat_template": "legacy {{ bos_token }}"}).encode(),
+              "special_tokens_map.json": b'{"bos_token": "<b>"}'}  # fmt: skip
     repos = {"org/new": {"tokenizer_config.json": config, "chat_template.jinja": b"new {{ bos_token }}"},
-             "org/old": {"tokenizer_config.json": config}}  # fmt: skip
+             "org/old": {"tokenizer_config.json": config}, "org/legacy": legacy}  # fmt: skip
     script = (
         "from rmbench_client.chat_templates import resolve_template\n"
         "from rmbench_client.config import RoleConfig\n"
-        "for repo in ('org/new', 'org/old'):\n"
+        "for repo in ('org/new', 'org/old', 'org/legacy'):\n"
         "    role = RoleConfig.from_data({'served_model': 'm', 'endpoints': ['http://127.0.0.1:1'],"
         " 'serve': {'path': repo}})\n"
         "    print(resolve_template('auto', role).render([], False))\n"
@@ -201,4 +244,38 @@ def test_auto_from_the_hub_prefers_chat_template_jinja(tmp_path):
         env = os.environ | {"HF_ENDPOINT": hub.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
         proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.splitlines() == ["new <s>", "old"]
+    assert proc.stdout.splitlines() == ["new <s>", "old", "legacy <b>"]  # legacy: its special_tokens_map.json
+
+
+@pytest.mark.parametrize(
+    "escape",
+    [
+        "{{ messages.append(messages[0]) }}",
+        "{{ ''.__class__.__mro__ }}",
+        "{{ (messages | attr('__class__')).__base__ }}",
+        "{{ messages[0].update({'role': 'x'}) }}",
+    ],  # fmt: skip
+)
+def test_the_sandbox_is_as_strict_as_transformers(tmp_path, escape):
+    """transformers' ImmutableSandboxedEnvironment: a template may neither change the conversation nor reach
+    Python's internals (through attributes or the |attr filter, an escape closed in Jinja 3.1.6)."""
+    (tmp_path / "t.jinja").write_text(escape + "{{ messages | length }}")
+    with pytest.raises(ConfigError, match="t.jinja: the chat template failed on a conversation"):
+        load_template(str(tmp_path / "t.jinja")).render(MESSAGES, False)
+    assert len(MESSAGES) == 2 and MESSAGES[0]["role"] == "user"
+
+
+def test_jinja_with_known_sandbox_escapes_is_refused():
+    """The floor in pyproject.toml is the one the client checks at run time, and older Jinja is refused in one line."""
+    import tomllib
+
+    from conftest import REPO
+
+    from rmbench_client import constants as C
+    from rmbench_client.chat_templates import _check_jinja
+
+    dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"jinja2>={C.JINJA_MIN_VERSION}" in dependencies and C.JINJA_MIN_VERSION == "3.1.6"
+    with pytest.raises(ConfigError, match=r"jinja2 3.1.4 is installed: chat templates need jinja2>=3.1.6"):
+        _check_jinja("3.1.4")
+    _check_jinja("3.1.6")

@@ -83,3 +83,31 @@ def test_a_null_subset_is_the_default_subset(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(x) for x in (tmp_path / "r" / C.SAMPLES_FILE).read_text().splitlines()]
     assert [x["subset"] for x in lines] == ["default", "default"]
+
+
+def _pairs(path: Path, ids: list[str]) -> Path:
+    rows = [{"id": i, "prompt": f"Question {i}?", "chosen": "A full, careful answer.", "rejected": "No."} for i in ids]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _baseline_run(tmp_path: Path, name: str, data: Path) -> Path:
+    out = tmp_path / name
+    args = ["run", "--model", "baseline:longer", "--benchmark", "pairwise", "--data", str(data), "--out", str(out)]
+    proc = cli(*args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_a_run_ended_without_its_summary_is_said_by_status_compare_and_report(tmp_path):
+    """What `kill -9` leaves (the store and the per-prompt lines so far, no summary.json): `status` says the run
+    ended without its summary, and `compare`/`report` say the same rather than "not a run directory"."""
+    out = _baseline_run(tmp_path, "run", _pairs(tmp_path / "p.jsonl", ["a", "b"]))
+    (out / C.SUMMARY_FILE).unlink()
+    status = cli("status", str(out))
+    assert status.returncode == 0 and "ended without writing its summary" in status.stdout, status.stderr
+    assert "ended without writing its summary" in json.loads(cli("status", str(out), "--json").stdout)["ended"]
+    for command in ("compare", "report"):
+        line = one_error(cli(command, str(out)))
+        assert f"{out}: no summary.json: the run ended without writing its summary" in line, line
+        assert "not a run directory" not in line

@@ -21,6 +21,13 @@ def test_release_parsing():
     assert release("0.20.2+cpu") == (0, 20, 2)
     assert release("0.11.0rc1") == (0, 11, 0)
     assert release("dev") is None and release(None) is None
+    # PEP 440 as packaging reads it (a declared dependency): a "v" prefix, epochs, dev and post releases
+    assert release("v0.20.2") == (0, 20, 2) and release("1!0.13.0.dev3") == (0, 13, 0)
+    assert release("0.26.0.post1+cu128") == (0, 26, 0)
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    assert any(d.startswith("packaging") for d in tomllib.loads(pyproject.read_text())["project"]["dependencies"])
 
 
 def test_runner_mismatch_routes():

@@ -149,10 +149,6 @@ class TgiToken(Shape):
     stop: int | None = None
 
 
-class TgiChatTokenize(Shape):
-    templated_text: str
-
-
 class TgiInfo(Shape):
     model_id: str
     model_sha: str | None = None

@@ -5,11 +5,11 @@ numbers compared as tuples. vLLM 0.32 lists only its runner's routes: a reward m
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+from packaging.version import InvalidVersion, Version
 
 from ..errors import EndpointError
 from .base import Endpoint
@@ -25,16 +25,12 @@ class OpenApi(msgspec.Struct, frozen=True):
 
 
 def release(version: str | None) -> tuple[int, ...] | None:
-    """(major, minor, patch) of a version string such as `0.13.0` or `0.20.2+cpu`; None when unreadable."""
-    if not version:
+    """(major, minor, patch) of a version string such as `0.13.0`, `0.20.2+cpu` or `0.11.0rc1` (PEP 440, read by
+    `packaging`); None when unreadable."""
+    try:
+        return Version(version).release[:3] if version else None
+    except InvalidVersion:
         return None
-    parts = []
-    for piece in version.split("+")[0].split(".")[:3]:
-        match = re.match(r"\d+", piece)  # the leading digits: "0rc1" is 0
-        if match is None:
-            break
-        parts.append(int(match.group()))
-    return tuple(parts) or None
 
 
 @dataclass(frozen=True)

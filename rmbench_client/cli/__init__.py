@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import __version__
+from .. import __version__, benchmarks
 from ..errors import RmbError, UserError
 from . import run, status, suite
 from .compare import add_compare_parser, cmd_compare
@@ -22,9 +22,8 @@ if TYPE_CHECKING:
 
 EXIT_USER_ERROR = 2
 DESCRIPTION = (
-    "How good is your reward model really? Runs RM-Bench, RewardBench, RewardBench 2 and your own preference data "
-    "against reward models, DPO policies and LLM judges served by vLLM (or TGI, TEI, SGLang, any OpenAI-compatible "
-    "API), exactly as the benchmarks score them."
+    f"How good is your reward model really? Runs {benchmarks.titles()} against reward models, DPO policies and LLM "
+    "judges served by vLLM (or TGI, TEI, SGLang, any OpenAI-compatible API), exactly as the benchmarks score them."
 )
 
 

@@ -49,7 +49,8 @@ def inventory(root: str | Path = C.DATA_FOLDER) -> list[dict[str, Any]]:
 def _describe(entry: dict[str, Any]) -> str:
     if not entry["present"]:
         if entry["benchmark"] not in _hub_names():  # own data, or published elsewhere (RMB: on GitHub)
-            return f"{entry['benchmark']}: not in {entry['dir']} (not on the hub: see data/README.md)"
+            layout = benchmarks.get(entry["benchmark"]).layout
+            return f"{entry['benchmark']}: not in {entry['dir']} (not on the hub: put {layout} there)"
         return f"{entry['benchmark']}: not in {entry['dir']} (rmbench-client data fetch {entry['benchmark']})"
     if "error" in entry:
         return f"{entry['benchmark']}: {entry['dir']}: unreadable: {entry['error']}"
@@ -81,7 +82,7 @@ def cmd_data(args: argparse.Namespace, console: Console) -> int:
         bench = benchmarks.get(name)
         dest = data_folder(name, args.dir)
         sys.stderr.write(f"{name}: downloading {', '.join(s.repo for s in bench.hub) or '(nothing)'} into {dest}\n")
-        for path, verified in hub.fetch(name, bench.hub, dest):
+        for path, verified in hub.fetch(bench, dest):
             sys.stdout.write(f"{path}  {'checksum ok' if verified else 'no known checksum'}\n")
         data = load_dataset(name, dest)
         sys.stdout.write(f"{name}: {len(data.examples)} prompts in {dest}\n")

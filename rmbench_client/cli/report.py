@@ -52,7 +52,9 @@ def add_report_parser(subparsers: Any, common: argparse.ArgumentParser | None = 
         help=f"the page (default: RUN_DIR/{C.REPORT_FILE}; ./{C.REPORT_FILE} for several; for several "
         "suites, the directory of one report-<benchmark>.html each)",
     )
-    p.add_argument("--data", metavar="PATH", help="dataset file or directory, for runs whose summary names none")
+    p.add_argument("--data", metavar="PATH", action="append",
+                   help="dataset file or directory, for runs whose summary names none (or no longer holds what "
+                   "they scored); once per run, in their order, for runs on versions of one file")  # fmt: skip
     p.add_argument(
         "--seed", type=int, default=C.BOOTSTRAP_SEED, metavar="N", help="seed of the significance resampling"
     )

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import benchmarks
 from ..config import MAIN_ROLE, RunConfig, load_config, validated
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -105,9 +106,38 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+# the flags that give a role its endpoint and its model's name on the server
+ROLE_FLAGS = {
+    "reward": ("--endpoint URL", "--served-model NAME"),
+    "policy": ("--policy-endpoint URL", "--policy-model NAME"),
+    "reference": ("--reference-endpoint URL", "--reference-model NAME"),
+    "judge": ("--judge-endpoint URL", "--served-model NAME"),
+}
+
+
+def check_role_flags(found: dict[str, Any]) -> None:
+    """Without a config file, the roles a run needs come from flags alone: one line naming the flags still to add
+    (rather than the config keys they would fill)."""
+    model, kind = str(found.get("model") or ""), found.get("type") or "reward"
+    if model.startswith("baseline:") or kind == "baseline":
+        return
+    needed = ["policy", "reference"] if kind == "dpo" else [MAIN_ROLE.get(kind, "reward")]
+    if kind == "dpo" and found.get("dpo.reward") not in (None, "ratio"):
+        needed = ["policy"]  # sum, avg and norm read the policy alone
+    for role in needed:
+        given = (found.get(f"roles.{role}.endpoints"), found.get(f"roles.{role}.served_model"))
+        missing = [flag for flag, value in zip(ROLE_FLAGS[role], given, strict=True) if not value]
+        if missing:
+            alone = " (or --dpo-reward sum, avg or norm, which need no reference)" if role == "reference" else ""
+            raise ConfigError(f"command line: no {role} model to ask: add {' '.join(missing)}{alone}")
+
+
 def config(args: argparse.Namespace) -> RunConfig:
     """The run's config: the file (if any), the flags over it; --api-key-env and --concurrency apply to every role."""
-    cfg = load_config(args.config, overrides(args))
+    found = overrides(args)
+    if args.config is None:
+        check_role_flags(found)
+    cfg = load_config(args.config, found)
     every = {"api_key_env": args.api_key_env, "concurrency": args.concurrency}
     every = {k: v for k, v in every.items() if v is not None}
     if not every:

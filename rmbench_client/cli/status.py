@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import sys
 from pathlib import Path
@@ -14,24 +13,10 @@ from typing import TYPE_CHECKING, Any
 from .. import constants as C
 from ..config import load_config
 from ..errors import DataError
+from ..run_directory import running_pid, without_summary
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-
-def _running(run_dir: Path) -> int | None:
-    """The pid of the run holding the directory's lock, or None."""
-    lock = run_dir / C.LOCK_FILE
-    if not lock.is_file():
-        return None
-    with open(lock, encoding="utf-8") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = f.read().strip()
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(f, fcntl.LOCK_UN)
-    return None
 
 
 def _lines(path: Path) -> int:
@@ -60,13 +45,15 @@ def status(run_dir: Path) -> dict[str, Any]:
         raise DataError(f"{run_dir}: not a run directory (no {C.CONFIG_FILE}){hint}")
     cfg = load_config(run_dir / C.CONFIG_FILE)
     out: dict[str, Any] = {"run_dir": str(run_dir), "model": cfg.model, "benchmark": cfg.benchmark, "type": cfg.type}
-    pid = _running(run_dir)
+    pid = running_pid(run_dir)
     out["state"] = "running" if pid is not None else "not running"
     if pid is not None:
         out["pid"] = pid
     out["scored"] = _lines(run_dir / C.SAMPLES_FILE)
     out["failed"] = _lines(run_dir / C.FAILURES_FILE)
     summary_file = run_dir / C.SUMMARY_FILE
+    if pid is None and (why := without_summary(run_dir)):
+        out["ended"] = why
     if summary_file.is_file():
         with contextlib.suppress(ValueError):
             summary = json.loads(summary_file.read_text(encoding="utf-8"))
@@ -131,6 +118,8 @@ def _lines_of(found: dict[str, Any], table: dict[str, Any] | None) -> list[str]:
     ]
     if found["state"] == "running":
         lines.append("  in progress: the summary is written when the run ends")
+    elif "ended" in found:
+        lines.append(f"  {found['ended']}")
     elif "complete" in found and table is None:  # the table says it otherwise
         lines.append("  complete" if found["complete"] else "  partial: " + "; ".join(found.get("partial", [])))
     return lines

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import benchmarks
 from ..config import RunConfig
+from ..errors import DataError
 from ..suite import Planned
 from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run
 
@@ -38,8 +39,13 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     def run_one(cfg: RunConfig) -> None:
         if ended.get("signal") is not None:
             return  # interrupted: the other benchmarks are left for the next suite run
+        sys.stderr.write(f"{cfg.benchmark}: running\n")
+        try:
+            result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+        except DataError as exc:  # before its run directory was made: none is named (the table says why)
+            sys.stderr.write(f"{cfg.benchmark}: not run: {exc}\n")
+            raise
         sys.stderr.write(f"{cfg.benchmark}: {cfg.out_dir()}\n")
-        result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
         ended["signal"] = result.signal
         if not result.all_scored:
             ended["incomplete"] = True

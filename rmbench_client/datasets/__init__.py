@@ -8,6 +8,7 @@ serves which benchmark.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,20 +50,24 @@ def _files(bench: Benchmark, path: str | Path | None) -> list[Path]:
         if local.is_dir() and bench.files_in(local):
             log.info("%s: reading %s", benchmark, local)
             return bench.files_in(local)
-        roots = hub.download(bench.name, bench.hub)  # files
+        roots = hub.download(bench)  # files
     else:
         roots = [Path(path)]
     files: list[Path] = []
     for root in roots:
+        # a path from the environment says so: an exported variable is easily forgotten
+        named = (
+            f" (named by ${C.DATA_DIR_ENV})" if path is not None and str(path) == os.environ.get(C.DATA_DIR_ENV) else ""
+        )
         if root.is_dir():
             found = bench.files_in(root)
             if not found:
-                raise DataError(f"{root}: no {benchmark} data files in this directory")
+                raise DataError(f"{root}{named}: no {benchmark} data files in this directory ({bench.layout})")
             files += found
         elif root.exists():
             files.append(root)
         else:
-            raise DataError(f"{root}: no such file or directory")
+            raise DataError(f"{root}{named}: no such file or directory")
     return files
 
 

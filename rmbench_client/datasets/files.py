@@ -21,10 +21,11 @@ def _open_binary(path: Path) -> BinaryIO:
 
 
 def read_text(path: Path) -> str:
+    """The file's text; a UTF-8 byte order mark at its start (as some Windows editors write) is not part of it."""
     with _open_binary(path) as handle:
         data = handle.read()
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1
         raise DataError(f"{path}: not UTF-8 (invalid byte at line {line}, offset {exc.start})") from None
@@ -47,7 +48,7 @@ def read_json(path: Path) -> Any:
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             return list(_values(path, text))
-        raise DataError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise DataError(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})") from None
 
 
 def read_records(path: Path) -> list[Any]:
@@ -78,14 +79,15 @@ def iter_records(path: Path) -> Iterator[Any]:
     with _open_binary(path) as handle:
         for lineno, raw in enumerate(handle, 1):  # newlines only: U+2028 and kin may sit inside a text
             try:
-                line = raw.decode("utf-8")
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")  # a byte order mark may open the file
             except UnicodeDecodeError as exc:
                 raise DataError(f"{path}: not UTF-8 (invalid byte at line {lineno}, offset {exc.start})") from None
             if line.strip():
                 try:
-                    yield json.loads(line)
+                    yield json.loads(line.rstrip("\n"))  # the column counts within this line
                 except json.JSONDecodeError as exc:
-                    raise DataError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
+                    where = f"line {lineno}, column {exc.colno}"
+                    raise DataError(f"{path}: {where}: not valid JSON ({exc.msg})") from None
 
 
 def columns_to_records(data: dict[str, Any]) -> list[dict[str, Any]] | None:
@@ -111,7 +113,7 @@ def _values(path: Path, text: str) -> Iterator[Any]:
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+            raise DataError(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})") from None
         yield value
 
 

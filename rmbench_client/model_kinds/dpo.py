@@ -29,7 +29,7 @@ from ..endpoint_pool import Call, EndpointPool, on
 from ..errors import ConfigError, DataError
 from ..examples import Example, conversation
 from .base import Unit
-from .startup import doubled_first_token, template_agrees
+from .startup import doubled_first_token, template_difference
 
 log = logging.getLogger(__name__)
 
@@ -130,16 +130,13 @@ class DpoModel:
         """An `auto` template only if it tokenizes as the policy server's does (an explicit one is honoured, and a
         difference reported); BOS once; policy and reference share a tokenizer; fingerprints."""
         if self.template is not None and isinstance(self.backend, VllmLogprobs):
-            if not await template_agrees(self.policy, self.template):
+            if (difference := await template_difference(self.policy, self.template)) is not None:
                 if self.template_option == "auto":
                     log.warning("%s renders differently from the policy server's template; the server's is used",
                                 self.template.source)  # fmt: skip
                     self.template = None
                 else:
-                    self._warnings.append(
-                        f"dpo.template {self.template.source} renders differently from the policy server's chat "
-                        "template; used as given"
-                    )
+                    self._warnings.append(f"dpo.template: {difference.message}; used as given")
         if self.template is not None and isinstance(self.backend, TgiLogprobs):
             text = self.template.render(PROBE, False)
             tokens = await self.policy.call(lambda ep: self.backend.tokenize(ep, text))  # type: ignore[attr-defined]

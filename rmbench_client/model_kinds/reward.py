@@ -23,7 +23,7 @@ from ..endpoint_pool import Call, EndpointPool, on
 from ..errors import ConfigError, EndpointError
 from ..examples import Example, conversation
 from .base import Unit
-from .startup import doubled_first_token, template_agrees
+from .startup import doubled_first_token, template_agrees, template_difference
 
 log = logging.getLogger(__name__)
 FINGERPRINT_PROBES: list[Messages] = [
@@ -76,6 +76,10 @@ class RewardModel:
                 source = self.template.source
                 log.warning("%s renders differently from the server's template; the server's is used", source)
                 self.template = None
+        elif self.template is not None and self._vllm is not None:  # an explicit template: BOS as the server's
+            difference = await template_difference(self.pool, self.template)
+            if difference is not None and difference.bos_missing:
+                self.warnings.append(difference.message)
         if self.mode == "text":
             await self._check_text_bos()
         else:

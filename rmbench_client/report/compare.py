@@ -19,6 +19,7 @@ from rich.table import Table
 from .. import benchmarks
 from .. import constants as C
 from ..errors import DataError
+from ..run_directory import without_summary
 from ..scoring.rmbench import LEVELS
 from . import differences
 from .formatting import fitted_tables, percent, pyplot
@@ -31,6 +32,8 @@ def _read_summary(raw: str) -> tuple[Path, dict]:
     path = Path(raw)
     file = path / C.SUMMARY_FILE if path.is_dir() else path
     if not file.is_file():
+        if why := without_summary(path):
+            raise DataError(f"{raw}: no {C.SUMMARY_FILE}: {why}")
         raise DataError(f"{raw}: not a run directory holding {C.SUMMARY_FILE}, nor a summary file")
     try:
         summary = json.loads(file.read_text(encoding="utf-8"))

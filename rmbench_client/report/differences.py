@@ -51,12 +51,20 @@ def paired_scores(
     """The runs' scores without the prompts whose texts differ between runs (same id, other content: two files
     numbered by index), with a note; None and a note when no scored prompt is the same in every run."""
     ids = set.intersection(*({s.id for s in run} for run in scores))
+    if not ids:  # the table still shows each run's numbers; say what each scored
+        each = "; ".join(f"{name}: {len(run)} ({_some_ids(run)})" for (name, _), run in zip(runs, scores, strict=True))
+        return None, [f"the runs share no prompt id, so differences are not tested; prompts scored by {each}"]
     same, notes = same_prompts(runs, ids)
     if ids and not same:
         return None, ["the runs scored different data (no prompt has the same content in every run): differences "
                       "are not tested"]  # fmt: skip
     differ = ids - same
     return [[s for s in run if s.id not in differ] for run in scores], notes
+
+
+def _some_ids(run: list[PromptScores], shown: int = 3) -> str:
+    ids = [s.id for s in run[:shown]]
+    return "ids " + ", ".join(ids) + (", ..." if len(run) > shown else "")
 
 
 def differences(runs: list[Run], scores: list[list[PromptScores]], seed: int = C.BOOTSTRAP_SEED) -> dict:

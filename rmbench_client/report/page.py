@@ -77,7 +77,7 @@ def default_out(paths: list[str]) -> Path:
 
 
 def write_report(
-    paths: list[str], out: str | Path | None = None, data: str | None = None, seed: int = 0
+    paths: list[str], out: str | Path | None = None, data: str | Sequence[str] | None = None, seed: int = 0
 ) -> tuple[Path, list[str]]:
     """Build the page of these runs and write it; returns its path and the notes on its data files."""
     target = Path(out) if out is not None else default_out(paths)
@@ -100,14 +100,22 @@ def lost_any(rec: PromptScores) -> bool:
     return bool((outcomes([rec], _width(rec)) < 1).any())
 
 
-def _sources(runs: list[Run], data: str | None) -> list[str]:
-    if data is not None:
-        return [data]
+def _sources(runs: list[Run], data: str | Sequence[str] | None) -> list[list[str]]:
+    """Per run, the data it is shown with: one --data per run (runs on versions of one file), one for all, or the
+    files the summaries name."""
+    given = [data] if isinstance(data, str) else list(data or [])
+    if len(given) > 1:
+        if len(given) != len(runs):
+            raise DataError(f"--data: one path for all runs, or one per run in their order ({len(runs)} runs, "
+                            f"{len(given)} paths)")  # fmt: skip
+        return [[d] for d in given]
+    if given:
+        return [given] * len(runs)
     found = list(dict.fromkeys(src for _, s in runs for src in s.get("data", {}).get("sources", [])))
     if not found:
         names = ", ".join(name for name, _ in runs)
         raise DataError(f"{names}: the summary names no data files (an older run); pass --data PATH")
-    return found
+    return [found] * len(runs)
 
 
 def load_examples(
@@ -210,8 +218,10 @@ def _run_data(
 def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) -> dict:
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
     header, rows = compare_rows(runs)
-    paired, _ = differences.paired_scores(runs, scores)  # the texts were checked: every run's are the same
-    assert paired is not None
+    paired, why_not = differences.paired_scores(runs, scores)  # the prompts the same in every run
+    if paired is None:
+        return {"header": header, "rows": rows, "intervals": [bench.headline_intervals(s) for _, s in runs],
+                "differences": None, "why_not": why_not}  # fmt: skip
     return {
         "header": header,
         "rows": rows,
@@ -220,25 +230,44 @@ def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) ->
     }
 
 
-def check_texts(runs: list[Run], scores: list[list[PromptScores]], examples: dict, sources: list[str]) -> list[str]:
-    """DataError when a run's scored prompt is not the text it scored (the file changed, or the runs scored
-    different data); notes for data files changed since a run whose scored prompts are unchanged."""
+def check_texts(
+    runs: list[Run], scores: list[list[PromptScores]], examples: list[dict], sources: list[list[str]], paths: list[str]
+) -> list[str]:
+    """DataError naming the run (its directory) whose scored prompt is not the text it scored (the file changed,
+    or the runs scored different data); notes for data files changed since a run whose scored prompts are
+    unchanged. `examples` and `sources`: each run's."""
     notes = []
-    for (name, summary), run in zip(runs, scores, strict=True):
+    for (name, summary), run, found, src, raw in zip(runs, scores, examples, sources, paths, strict=True):
         hashes = recorded(summary)
         if hashes is None:
             notes.append(f"{name}: no data hashes in the summary (an older run); texts are shown unchecked")
             continue
-        differ = [s.id for s in run if s.id in hashes and prompt_hash(examples[s.id]) != hashes[s.id]]
+        differ = [s.id for s in run if s.id in hashes and prompt_hash(found[s.id]) != hashes[s.id]]
         if differ:
+            several = " (one --data per run, in their order, for runs on versions of one file)" if len(runs) > 1 else ""
             raise DataError(
-                f"{name}: {len(differ)} scored prompt(s) (first {differ[0]}) differ from {', '.join(sources)}: the "
-                "data changed since the run, or the runs scored different data; pass --data with the file it scored"
+                f"{raw} ({name}): {len(differ)} scored prompt(s) (first {differ[0]}) differ from {', '.join(src)}: "
+                f"the data changed since this run; pass --data with the version it scored{several}"
             )
+        if set(src) != set(summary.get("data", {}).get("sources", [])):
+            continue  # shown with other files than it names: what they hold was checked above
         for path, digest in summary.get("data", {}).get("sha256", {}).items():
             if Path(path).is_file() and file_sha256(Path(path)) != digest:
                 notes.append(f"{path} changed since {name} scored it; the prompts it scored are unchanged")
     return list(dict.fromkeys(notes))
+
+
+def _merged(each: list[dict[str, Example]]) -> tuple[dict[str, Example], set[str]]:
+    """The runs' examples as one (the first run's order), and the ids whose content differs between runs."""
+    merged: dict[str, Example] = {}
+    differ = set()
+    for found in each:
+        for ex_id, ex in found.items():
+            if ex_id not in merged:
+                merged[ex_id] = ex
+            elif merged[ex_id] is not ex and prompt_hash(merged[ex_id]) != prompt_hash(ex):
+                differ.add(ex_id)
+    return merged, differ
 
 
 def _prompt(ex: Example, view: Shown | None) -> dict:
@@ -247,7 +276,7 @@ def _prompt(ex: Example, view: Shown | None) -> dict:
     return {"id": ex.id, "g": ex.group, "s": ex.subgroup, "p": text, **answers}
 
 
-def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
+def build(paths: list[str], data: str | Sequence[str] | None = None, seed: int = 0) -> dict:
     """Everything the page shows, JSON-ready: one run, or several compared with the first."""
     runs = load_runs(paths)
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
@@ -255,13 +284,19 @@ def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
         raise DataError(f"{bench.name}: the report page lists chosen-vs-rejected comparisons, which it has not")
     scores = [_run_scores(raw) for raw in paths]
     sources = _sources(runs, data)
-    examples = load_examples(bench.name, sources, runs[0][1].get("data", {}).get("fields"))
-    for (name, _), run in zip(runs, scores, strict=True):
-        absent = [s.id for s in run if s.id not in examples]
+    loaded: dict[tuple[str, ...], dict[str, Example]] = {}
+    fields = runs[0][1].get("data", {}).get("fields")
+    each = [loaded.get(tuple(src)) or loaded.setdefault(tuple(src), load_examples(bench.name, src, fields))
+            for src in sources]  # fmt: skip
+    for (name, _), run, found, src in zip(runs, scores, each, sources, strict=True):
+        absent = [s.id for s in run if s.id not in found]
         if absent:
-            raise DataError(f"{name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(sources)}")
-    notes = check_texts(runs, scores, examples, sources)
-    lost = {s.id for run in scores for s in run if lost_any(s)}
+            raise DataError(f"{name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(src)}")
+    notes = check_texts(runs, scores, each, sources, paths)
+    examples, differ = _merged(each)
+    if differ:
+        notes.append(f"{len(differ)} prompt(s) differ between the runs' data: not listed, nor compared")
+    lost = {s.id for run in scores for s in run if lost_any(s)} - differ
     by_id = [{s.id: s for s in run} for run in scores]
     shown = {i: shown_pairs(examples[i], [r[i] for r in by_id if i in r]) if examples[i].pairs is not None else None
              for i in lost}  # fmt: skip
@@ -273,8 +308,10 @@ def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
         "group_field": bench.group_field,
         "subgroup_field": bench.subgroup_field,
         "labels": list(bench.response_labels),
-        "sources": sources,
-        "runs": [_run_data(bench, n, s, sc, shown, examples) for (n, s), sc in zip(runs, scores, strict=True)],
+        "sources": list(dict.fromkeys(src for run_sources in sources for src in run_sources)),
+        "runs": [
+            _run_data(bench, n, s, sc, shown, found) for (n, s), sc, found in zip(runs, scores, each, strict=True)
+        ],
         "prompts": [_prompt(examples[ex_id], shown[ex_id]) for ex_id in order],
         "comparison": _comparison(runs, scores, seed) if len(runs) > 1 else None,
         "notes": notes,

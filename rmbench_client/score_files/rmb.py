@@ -6,7 +6,9 @@ written by `eval/scripts/my_run_rm.py`: `pair_uid`, `category_path`, `chosen_rew
 - a best-of-N:   {"benchmark", "bon_uid", "category_path", "bon_best_reward", "loser_rewards": [...], "is_correct"}
 - a judge: `"results"` (its credit per pair, bon_best against each loser) instead of the rewards.
 
-Upstream's own result file (no `benchmark` key) is read too.
+Upstream's own result file (no `benchmark` key) is read too, also from its "Custom Classifier" models (pairwise
+classifiers such as PairRM): they score the pair as a whole, so my_run_rm.py writes `chosen_reward` and
+`reject_reward` as null and only `is_correct` (1 or 0), which is then the record's credit.
 """
 
 from __future__ import annotations
@@ -49,7 +51,12 @@ def read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> Pro
         raise DataError(f"{where}: neither 'pair_uid' nor 'bon_uid'")
     if rec.get("results") is not None:
         return PromptScores(rid, group, (), (), credit_value(rec["results"], where))
+    if all(rec.get(k) is None for k in keys) and rec.get("is_correct") is not None:  # a custom classifier's line
+        correct = rec["is_correct"]
+        if correct not in (0, 1):  # 0, 1, False, True (and 0.0, 1.0)
+            raise DataError(f"{where}: 'is_correct' must be 1 or 0, found {correct!r}")
+        return PromptScores(rid, group, (), (), (float(correct),))
     if any(rec.get(k) is None for k in keys):
-        raise DataError(f"{where}: no '{keys[0]}' / '{keys[1]}' and no 'results'")
+        raise DataError(f"{where}: no '{keys[0]}' / '{keys[1]}' (nor only 'is_correct') and no 'results'")
     best = floats(rec[keys[0]], where, keys[0], finite=False)  # NaN is scored as upstream scores it: wrong
     return PromptScores(rid, group, best, floats(rec[keys[1]], where, keys[1], finite=False))

@@ -6,8 +6,10 @@ PPE's repository could not be read here (no copy reachable); what follows is its
 arXiv 2410.14872, section 3; its blog's tables) with the choices its text leaves open named:
     credit_p  = 1 if r(winner's answer) > r(loser's), 0 if lower, 1/2 if equal   (a judge: its credit, a tie 1/2)
     accuracy  = mean of credit_p over the decisive battles (human ties are not scored: datasets/ppe_preference.py)
-    category  = the same mean over the battles whose prompt has the category's flag or language (PPE_CATEGORIES)
-Equal rewards are the open choice: 1/2 keeps the number independent of which answer is shown first. PPE's
+    category  = the same mean over the battles whose prompt has the category's flag or language, or the battle
+                its tag (`shorter_won`, `similar_response`: datasets/ppe_preference.py; PPE_CATEGORIES)
+Equal rewards are the open choice: 1/2 keeps the number independent of which answer is shown first; so is
+`similar_response`'s threshold on the hub's `sim` (constants.PPE_SIMILAR_RESPONSE_SIM). PPE's
 model-ranking metrics (Spearman, Kendall, separability, confidence agreement, Brier and row-wise Pearson of the
 20 arena models' Bradley-Terry ratings) are not computed. A record's group is its place in the categories
 (`<language>/<flag>+...`), so every category's accuracy is a function of the groups' means (compare's test).

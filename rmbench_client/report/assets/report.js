@@ -203,7 +203,12 @@ function renderComparison() {
       return `<td>${typeof v === 'number' ? value(ci ? [v, ...ci] : [v]) : esc(v ?? '–')}</td>`;
     }).join('')}</tr>`;
   });
-  const d = c.differences, names = [...new Set(d.differences.flatMap((x) => Object.keys(x)))];
+  const d = c.differences;
+  if (!d) {  // no prompt is the same in every run: the numbers side by side, untested
+    $('#comparison').innerHTML = `${html}</table><p class="help">${esc(c.why_not.join(' '))}</p>`;
+    return;
+  }
+  const names = [...new Set(d.differences.flatMap((x) => Object.keys(x)))];
   html += `</table><h3>Differences against ${esc(d.reference)}</h3><table id="diff-table"><tr><th>number</th>`
     + `${d.runs.map((r) => `<th>${esc(r)}</th>`).join('')}</tr>`;
   names.forEach((name) => {
