@@ -141,6 +141,13 @@ class JudgeOptions(Strict, frozen=True, kw_only=True):
     seed: int = 0  # the answer order's seed: apart from the bootstrap's, so a new bootstrap seed re-judges nothing
 
 
+class PrmOptions(Strict, frozen=True, kw_only=True):
+    """Process benchmarks and process reward models (`prm.*`)."""
+
+    # a step scored above it is judged correct (PRMBench's rule); ProcessBench's wrong step is the first one not
+    threshold: Annotated[float, Meta(ge=0, le=1)] = C.PRM_THRESHOLD
+
+
 class ClientOptions(Strict, frozen=True, kw_only=True):
     rate_limit: Positive | None = None  # requests per second across the run
     connect_timeout: Positive = C.CONNECT_TIMEOUT_S
@@ -164,6 +171,7 @@ class RunConfig(Strict, frozen=True, kw_only=True):
     reward: RewardOptions = field(default_factory=RewardOptions)
     dpo: DpoOptions = field(default_factory=DpoOptions)
     judge: JudgeOptions = field(default_factory=JudgeOptions)
+    prm: PrmOptions = field(default_factory=PrmOptions)
     client: ClientOptions = field(default_factory=ClientOptions)
 
     @classmethod
