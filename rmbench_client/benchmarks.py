@@ -101,7 +101,7 @@ class Benchmark:
     # compare's significance: per-prompt values (n, k) whose group means (and the groups' sizes) `headline_numbers`
     # turns into the headline numbers (compare's columns, plus any finer ones) exactly as `score` aggregates them;
     # None where a headline number is no function of group means (RewardBench 2's Ties): no significance test
-    prompt_values: Callable[[Sequence[PromptScores]], np.ndarray] | None = None
+    prompt_values: Callable[..., np.ndarray] | None = None  # (records, threshold= for a process benchmark)
     headline_numbers: Callable[[Mapping[str, np.ndarray], Mapping[str, int]], dict[str, np.ndarray]] | None = None
     # the summary's 95% intervals of the headline numbers (compare's chart, the report page)
     headline_intervals: Callable[[dict], dict[str, list[float]]] = field(default=lambda s: {})
