@@ -174,3 +174,16 @@ def test_data_fetch_and_a_run_from_the_hub(tmp_path):
                    "--no-progress", env=env, cwd=other)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["scored"] == 20
+
+
+def test_a_changed_step_is_refused_by_the_report(tmp_path):
+    data = write_processbench(tmp_path / "pb", count=6)
+    out = tmp_path / "run"
+    proc = cli("run", "--benchmark", "processbench", "--data", str(data), "--model", "baseline:random",
+               "--out", str(out), "--no-progress", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    records = json.loads((data / "math.json").read_text())
+    records[1]["steps"][0] = "Another first step."  # same id, same problem: only a step differs
+    (data / "math.json").write_text(json.dumps(records))
+    proc = cli("report", str(out), "--out", str(tmp_path / "page.html"))
+    one_error_line(proc, 2, "differ from")
