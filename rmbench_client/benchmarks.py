@@ -20,6 +20,8 @@ from .datasets import judgebench as judgebench_data
 from .datasets import pairwise as pairwise_data
 from .datasets import ppe_correctness as ppe_correctness_data
 from .datasets import ppe_preference as ppe_preference_data
+from .datasets import prmbench as prmbench_data
+from .datasets import processbench as processbench_data
 from .datasets import rewardbench as rewardbench_data
 from .datasets import rewardbench2 as rewardbench2_data
 from .datasets import rmb as rmb_data
@@ -27,10 +29,11 @@ from .datasets import rmbench as rmbench_data
 from .errors import ConfigError
 from .examples import Example, PromptScores
 from .model_kinds.base import JudgeMode
-from .report import ppe_table, table
+from .report import ppe_table, process_table, table
 from .score_files import pairwise as pairwise_files
 from .score_files import ppe_correctness as ppe_correctness_files
 from .score_files import ppe_preference as ppe_preference_files
+from .score_files import process as process_files
 from .score_files import rewardbench as rewardbench_files
 from .score_files import rewardbench2 as rewardbench2_files
 from .score_files import rmb as rmb_files
@@ -39,6 +42,8 @@ from .scoring import judgebench as judgebench_scoring
 from .scoring import pairwise as pairwise_scoring
 from .scoring import ppe_correctness as ppe_correctness_scoring
 from .scoring import ppe_preference as ppe_preference_scoring
+from .scoring import prmbench as prmbench_scoring
+from .scoring import processbench as processbench_scoring
 from .scoring import rewardbench as rewardbench_scoring
 from .scoring import rewardbench2 as rewardbench2_scoring
 from .scoring import rmb as rmb_scoring
@@ -96,7 +101,7 @@ class Benchmark:
     # compare's significance: per-prompt values (n, k) whose group means (and the groups' sizes) `headline_numbers`
     # turns into the headline numbers (compare's columns, plus any finer ones) exactly as `score` aggregates them;
     # None where a headline number is no function of group means (RewardBench 2's Ties): no significance test
-    prompt_values: Callable[[Sequence[PromptScores]], np.ndarray] | None = None
+    prompt_values: Callable[..., np.ndarray] | None = None  # (records, threshold= for a process benchmark)
     headline_numbers: Callable[[Mapping[str, np.ndarray], Mapping[str, int]], dict[str, np.ndarray]] | None = None
     # the summary's 95% intervals of the headline numbers (compare's chart, the report page)
     headline_intervals: Callable[[dict], dict[str, list[float]]] = field(default=lambda s: {})
@@ -114,6 +119,12 @@ class Benchmark:
     unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
     layout: str = ""  # what --data (or data/<benchmark>) holds for it: said where its data is missing
     title: str = ""  # its name in prose (--help, the package description)
+    # why a later record with an id seen before is left out ("": a repeated id is an error)
+    duplicates: str = ""
+    data_notes: Callable[[Sequence[Example]], list[str]] = field(default=lambda e: [])  # quirks the summary states
+    # a process benchmark (PRMBench, ProcessBench): each example is one solution's steps, scored by a process model
+    # kind (model_kinds.base.ModelKind.process) into PromptScores.steps
+    process: bool = False
 
 
 def _rmbench_groups(summary: dict) -> list[str]:
@@ -230,6 +241,12 @@ def _one_pair(**fields: Any) -> Benchmark:
     shared: dict[str, Any] = {"group_field": "subset", "table": table.pairwise_table, "write_files": _no_files,
               "scored_groups": _subset_groups, "summary_rows": table.pairwise_rows}  # fmt: skip
     return Benchmark(**(shared | _modules(pairwise_data, pairwise_scoring, pairwise_files) | fields))
+
+
+def _process(**fields: Any) -> Benchmark:
+    """A process benchmark (a solution's steps per example): no files of its own, no chosen-rejected pairs."""
+    shared: dict[str, Any] = {"write_files": _no_files, "chosen_vs_rejected": False, "process": True}
+    return Benchmark(**(shared | fields))
 
 
 REGISTRY: dict[str, Benchmark] = {
@@ -358,6 +375,38 @@ REGISTRY: dict[str, Benchmark] = {
             write_files=_no_files,
             scored_groups=lambda s: list(s.get("scenarios", {})),
             summary_rows=_rmb_rows,
+        ),
+        _process(
+            name="prmbench",
+            title="PRMBench",
+            layout="PRMBench's mr_eval/tasks/prmtest_classified/data/*.jsonl files: a directory or a file",
+            **_modules(prmbench_data, prmbench_scoring),
+            sample_line=process_files.prmbench_line,
+            read_record=process_files.prmbench_read,
+            fields=prmbench_data.REQUIRED,
+            group_field="classification",
+            hub=(),  # published in its GitHub repository (data/README.md)
+            expected_groups=C.PRMBENCH_CLASSES,
+            table=process_table.prmbench_table,
+            scored_groups=lambda s: list(s.get("classes", {})),
+            summary_rows=process_table.prmbench_rows,
+            duplicates="a repeated id: PRMBench's loader keeps the first record of each id",
+            data_notes=prmbench_data.data_notes,
+        ),
+        _process(
+            name="processbench",
+            title="ProcessBench",
+            layout=f"ProcessBench's split files ({', '.join(C.PROCESSBENCH_SPLITS)}; JSON or parquet): a directory",
+            **_modules(processbench_data, processbench_scoring),
+            sample_line=process_files.processbench_line,
+            read_record=process_files.processbench_read,
+            fields=processbench_data.REQUIRED,
+            group_field="split",
+            hub=(HubSource(C.PROCESSBENCH_HUB_REPO, tuple(f"{split}.json" for split in C.PROCESSBENCH_SPLITS)),),
+            expected_groups=C.PROCESSBENCH_SPLITS,
+            table=process_table.processbench_table,
+            scored_groups=lambda s: list(s.get("splits", {})),
+            summary_rows=process_table.processbench_rows,
         ),
     )
 }

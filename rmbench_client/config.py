@@ -193,6 +193,13 @@ class JudgeOptions(Strict, frozen=True, kw_only=True):
     seed: int = 0  # the answer order's seed: apart from the bootstrap's, so a new bootstrap seed re-judges nothing
 
 
+class PrmOptions(Strict, frozen=True, kw_only=True):
+    """Process benchmarks and process reward models (`prm.*`)."""
+
+    # a step scored above it is judged correct (PRMBench's rule); ProcessBench's wrong step is the first one not
+    threshold: Annotated[float, Meta(ge=0, le=1)] = C.PRM_THRESHOLD
+
+
 class ClientOptions(Strict, frozen=True, kw_only=True):
     rate_limit: Positive | None = None  # requests per second across the run
     connect_timeout: Positive = C.CONNECT_TIMEOUT_S
@@ -216,6 +223,7 @@ class RunConfig(Strict, frozen=True, kw_only=True):
     reward: RewardOptions = field(default_factory=RewardOptions)
     dpo: DpoOptions = field(default_factory=DpoOptions)
     judge: JudgeOptions = field(default_factory=JudgeOptions)
+    prm: PrmOptions = field(default_factory=PrmOptions)
     client: ClientOptions = field(default_factory=ClientOptions)
 
     @classmethod
@@ -240,6 +248,19 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         if self.type == "dpo" and self.dpo.reward != "ratio":
             return ("policy",)
         return ROLES_BY_TYPE[self.type]
+
+    def fits(self, process: bool) -> str | None:
+        """Why this model cannot score a (process) benchmark, or None when it can: process models score each step of
+        a solution (process benchmarks only), the others whole responses; baseline:random can do both."""
+        if self.type == "baseline":
+            if process and self.baseline != "random":
+                return f"baseline:{self.baseline} has no per-step score for a process benchmark (baseline:random has)"
+            return None
+        if process and self.type not in C.PROCESS_MODEL_TYPES:
+            return f"model type {self.type} scores whole responses; a process benchmark needs each step scored"
+        if not process and self.type in C.PROCESS_MODEL_TYPES:
+            return f"model type {self.type} scores the steps of a solution; this benchmark has none"
+        return None
 
     @property
     def baseline(self) -> str:

@@ -66,6 +66,10 @@ class RunResult:
 
 def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptScores:
     values = model.merge(values)
+    if model.process:  # one raw value: the steps' scores (fewer than the steps when the input was cut)
+        steps = tuple(float(v) for v in values[0])
+        details = model.details(ex, values)
+        return PromptScores(ex.id, ex.group, (), (), steps=steps, step_labels=ex.step_labels, details=details)
     scores = tuple(model.reduce(v) for v in values)
     details = model.details(ex, values)
     if model.pairwise:
@@ -239,7 +243,9 @@ async def score_examples(
     for sig in EXIT_INTERRUPTED:
         loop.add_signal_handler(sig, on_signal, sig)
     try:
-        async with open_model_kind(cfg, bench.judge_mode) as model:
+        async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
+            if model.process != bench.process:  # a kind cfg.fits did not foresee
+                raise ConfigError(f"model type {cfg.type} cannot score benchmark {bench.name}")
             store, samples = files.start()
             outcome.identity = epoch_identity(model.identity, store) or {}
             scoring = _Scoring(model, bench, store, samples)
@@ -260,6 +266,9 @@ async def score_examples(
 
 
 def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset, list[Example]]:
+    refused = cfg.fits(bench.process)  # before the data is read or a server asked
+    if refused:
+        raise ConfigError(f"benchmark {bench.name}: {refused}")
     dataset = load_dataset(bench, cfg.data_path(), cfg.data_fields)
     return dataset, dataset.examples[: cfg.limit] if cfg.limit is not None else dataset.examples
 
@@ -297,7 +306,10 @@ def write_outputs(
     failures = "".join(json.dumps({"id": rid, "reason": r}) + "\n" for rid, r in facts.failures.items())
     run_dir.write_text(C.FAILURES_FILE, failures)
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
-    numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths) if scores else {"benchmark": bench.name}
+    options = {"threshold": facts.cfg.prm.threshold} if bench.process else {}  # a process benchmark's only option
+    numbers = {"benchmark": bench.name}
+    if scores:
+        numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options)
     summary = finish_summary(numbers, facts, len(scores))
     run_dir.write_json(C.SUMMARY_FILE, summary)
     if scores:
