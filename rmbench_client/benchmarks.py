@@ -379,7 +379,10 @@ REGISTRY: dict[str, Benchmark] = {
         _process(
             name="prmbench",
             title="PRMBench",
-            layout="PRMBench's mr_eval/tasks/prmtest_classified/data/*.jsonl files: a directory or a file",
+            layout=(
+                f"PRMBench's mr_eval/tasks/prmtest_classified/data/*.jsonl (GitHub {C.PRMBENCH_SOURCE_REPO} at "
+                f"{C.PRMBENCH_SOURCE_COMMIT[:7]}): a directory or a file"
+            ),
             **_modules(prmbench_data, prmbench_scoring),
             sample_line=process_files.prmbench_line,
             read_record=process_files.prmbench_read,
