@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,9 +17,10 @@ from helpers_http import completion
 
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.config import JudgeOptions, RunConfig
-from rmbench_client.errors import EndpointError, RetryableError, SampleError
+from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
 from rmbench_client.model_kinds.judge import ask as ask_judge
 from rmbench_client.model_kinds.judge import credit, credit_both, parse_rating
+from rmbench_client.model_kinds.judge_answers import answer_text
 from rmbench_client.model_kinds.judge_prompts import last_verdict as parse_verdict
 from rmbench_client.runner import run
 
@@ -63,8 +65,8 @@ def test_parse_rating(text, rating):
     assert parse_rating(text) == rating
 
 
-def ask(handler) -> str | None:
-    async def go() -> str | None:
+def ask(handler) -> dict:
+    async def go() -> dict:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
             ep = Endpoint("http://judge.test", "judge", client, {"Authorization": "Bearer k"})
             return await ask_judge(ep, [{"role": "user", "content": "q"}], JudgeOptions(max_tokens=8), {})
@@ -79,9 +81,32 @@ def test_judge_request_and_answer():
         seen.update(json.loads(request.content), auth=request.headers["authorization"], path=request.url.path)
         return httpx.Response(200, json=completion("Answer B misses the point. [[A]]"))
 
-    assert parse_verdict(ask(handler)) == "A"
+    answer = ask(handler)
+    assert parse_verdict(answer_text(answer["samples"][0])) == "A"
+    assert answer["usage"] == {"prompt": 10, "completion": 5, "reasoning": None} and answer["seconds"] > 0
     assert seen["path"] == "/v1/chat/completions" and seen["temperature"] == 0.0 and seen["max_tokens"] == 8
     assert seen["auth"] == "Bearer k" and seen["model"] == "judge"
+
+
+@pytest.mark.parametrize(
+    ("body", "error", "says"),
+    [
+        (b"<html>Bad Gateway</html>", RetryableError, "answer is not JSON"),
+        (b'{"choices": [', RetryableError, "answer is not JSON"),
+        ({"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]}, ShapeError, "choices.0.message"),
+        ({"id": "x", "object": "chat.completion"}, ShapeError, "choices"),
+        ({"error": {"message": "no such model", "code": 400}}, SampleError, "error answer (code 400): no such model"),
+        ({"error": {"message": "busy", "code": "503"}}, RetryableError, "busy"),
+        ({"object": "error", "message": "bad key", "code": 401}, EndpointError, "bad key"),
+        ({"error": "rate limited"}, SampleError, "rate limited"),
+    ],
+)
+def test_an_answer_that_is_no_answer_is_an_error_never_a_verdict(body, error, says):
+    """HTTP 200 with a body that is no chat completion: the error the pool retries or the prompt fails with."""
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    with pytest.raises(error, match=re.escape(says)) as raised:
+        ask(lambda request: httpx.Response(200, content=content, headers={"content-type": "application/json"}))
+    assert type(raised.value) is error
 
 
 @pytest.mark.parametrize(
@@ -124,7 +149,10 @@ def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path, order, prompt):
     chat = result.summary["domains"]["chat"]
     assert chat["easy"] == chat["normal"] == chat["hard"] == 0.5
     answers = 18 * (2 if order == "both" else 1)  # both orders: every pair asked twice
-    assert result.summary["warnings"] == [f"{answers} judge answer(s) held no verdict and were scored 0.5"]
+    [warning] = result.summary["warnings"]  # 8 tokens: cut off, or ended without a verdict
+    assert warning.startswith(f"{answers} judge answer(s) held no verdict (") and warning.endswith("): scored 0.5")
+    assert result.summary["judge_cost"]["total"]["requests"] == answers  # every stored verdict's cost
+    assert result.summary["judge_cost"]["total"]["prompt_tokens"] > 0
     details = json.loads((result.out_dir / "samples.jsonl").read_text().splitlines()[0])["details"]["answers"]
     assert len(details) == 9 and all(isinstance(a, list if order == "both" else str) for a in details)
     lines = [json.loads(line) for line in (result.out_dir / "samples.jsonl").read_text().splitlines()]
