@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -159,3 +160,58 @@ def test_judge_through_a_real_vllm_server(cpu_servers, tmp_path, order, prompt):
     assert len(lines) == 2 and lines[0]["results"] == [[0.5] * 3] * 3
     rescored = subprocess.run([CLI, "score", str(result.out_dir / "samples.jsonl"), "--json"], capture_output=True)
     assert rescored.returncode == 0 and json.loads(rescored.stdout)["overall"] == result.summary["overall"]
+
+
+@pytest.fixture(scope="module")
+def thinking_judge(tmp_path_factory) -> Iterator[str]:
+    """vLLM CPU serving the tiny Qwen3-family policy (servers/build_families.py: its tokenizer holds `<think>` and
+    `</think>`) with vLLM's deepseek_r1 reasoning parser, which takes what comes before a `</think>` as thinking:
+    the random model never writes one, so every answer it gives is thinking, cut off at max_tokens."""
+    from conftest import REPO, SERVER_PYTHON, ensure_server_side, port
+
+    from rmbench_client.launcher import start_servers, stop_servers
+
+    ensure_server_side()
+    models = tmp_path_factory.mktemp("thinking-judge")
+    build = "import sys; from pathlib import Path; from build_families import build_family; "
+    build += "build_family('qwen3', Path(sys.argv[1]))"
+    subprocess.run([str(SERVER_PYTHON), "-c", build, str(models)], cwd=REPO / "servers", check=True)
+    url = f"http://127.0.0.1:{port(81)}"
+    serve = {"engine": "vllm-cpu", "path": str(models / "qwen3" / "policy"), "dtype": "float32",
+             "max_model_len": 4096, "extra_args": ["--reasoning-parser", "deepseek_r1"]}  # fmt: skip
+    role = {"served_model": "think", "endpoints": [url], "serve": serve}
+    cfg = RunConfig.from_data({"model": "thinking-judge", "type": "judge", "roles": {"judge": role}})
+    state = tmp_path_factory.mktemp("thinking-judge-server")
+    start_servers(cfg, repo_root=REPO, state_dir=state)
+    try:
+        yield url
+    finally:
+        stop_servers(state)
+
+
+@pytest.mark.server
+def test_a_judge_cut_off_while_thinking_on_a_real_vllm_server(thinking_judge, tmp_path):
+    """vLLM's own split answer (`reasoning`, `content` null, finish_reason length): no verdict, counted as cut off
+    while thinking, not as no verdict given; the answer shown is empty; the server's token counts recorded."""
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"id": str(i), "prompt": f"Question {i}? Say [[A]] or [[B]].",
+                                        "chosen": "Four.", "rejected": "Five."}) + "\n" for i in range(3)))  # fmt: skip
+    cfg = RunConfig.from_data({
+        "model": "thinking-judge", "type": "judge", "benchmark": "pairwise", "data": str(data),
+        "out": str(tmp_path / "run"), "roles": {"judge": {"served_model": "think", "endpoints": [thinking_judge]}},
+        "judge": {"max_tokens": 12, "order": "both"},
+    })  # fmt: skip
+    result = run(cfg, progress=False)
+    assert result.all_scored and result.summary["accuracy"] == 0.5
+    assert result.summary["warnings"] == [
+        "6 judge answer(s) held no verdict (cut off at judge.max_tokens 12: 6, 6 of them while thinking; none "
+        "given: 0): scored 0.5"
+    ]
+    lines = [json.loads(x) for x in (result.out_dir / "samples.jsonl").read_text().splitlines()]
+    records = [r for line in lines for r in line["details"]["judgements"][0]]
+    assert [r["cut_off"] for r in records] == ["thinking"] * 6 and all(r["verdict"] is None for r in records)
+    assert all(a == "" for line in lines for a in line["details"]["answers"][0])  # all of it was thinking
+    # vLLM counts only thinking after a <think> the model wrote: here uncounted (null), never called answer
+    assert all(r["prompt_tokens"] > 10 and r["reasoning_tokens"] is None and r["answer_tokens"] is None
+               for r in records)  # fmt: skip
+    assert result.summary["judge_cost"]["total"]["prompt_tokens"] == sum(r["prompt_tokens"] for r in records)

@@ -273,3 +273,7 @@ def test_reading_pure_cases():
     assert cost(j) == {"prompt_tokens": 100, "reasoning_tokens": None, "answer_tokens": None, "seconds": 0.5,
                        "requests": 1}  # fmt: skip
     assert run_cost([None, {"answers": []}]) is None
+    # vLLM's count is 0 when the template opened the thinking: uncounted, not all answer
+    split_off = judgement(chat_answer(None, reasoning="hm", finish="length", usage=USAGE | {
+        "completion_tokens_details": {"reasoning_tokens": 0}}), 1, "x", 0.5)  # fmt: skip
+    assert cost(split_off)["reasoning_tokens"] is None and cost(split_off)["answer_tokens"] is None

@@ -163,9 +163,11 @@ def cost(j: Judgement) -> dict[str, Any]:
     """What a judgement cost: prompt, thinking and answer tokens (None where the server did not count the thinking
     it did), seconds and requests."""
     usage = j["usage"]
-    reasoning = usage["reasoning"]
-    if reasoning is None and not thought(j):
+    reasoning, thinking = usage["reasoning"], thought(j)
+    if reasoning is None and not thinking:
         reasoning = 0  # no thinking seen: every generated token was answer
+    elif reasoning == 0 and thinking:
+        reasoning = None  # vLLM counts only tokens after a <think> it generated; a template may have opened it
     completion = usage["completion"]
     answer = completion - reasoning if completion is not None and reasoning is not None else None
     return {"prompt_tokens": usage["prompt"], "reasoning_tokens": reasoning, "answer_tokens": answer,
