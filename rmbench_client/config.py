@@ -187,10 +187,19 @@ class DpoOptions(Strict, frozen=True, kw_only=True):
 
 class JudgeOptions(Strict, frozen=True, kw_only=True):
     max_tokens: AtLeastOne = C.JUDGE_MAX_TOKENS  # room for the reasoning before the verdict
+    # vLLM's thinking_token_budget (needs the server's --reasoning-parser and --reasoning-config); None: not sent
+    reasoning_budget: Annotated[int, Meta(ge=0)] | None = C.JUDGE_REASONING_BUDGET
     order: Literal["random", "both"] = "random"  # one seeded random order per pair, or both orders
-    # the project's prompts, or reward-bench's (read from its installed package: model_kinds/judge_prompts.py)
-    prompt: Literal["project", "reward-bench"] = "project"
+    # the project's prompts, reward-bench's (read from its installed package) or JudgeBench's (arena-hard, vanilla):
+    # model_kinds/judge_prompts.py
+    prompt: Literal["project", "reward-bench", "judgebench", "judgebench-vanilla"] = "project"
     seed: int = 0  # the answer order's seed: apart from the bootstrap's, so a new bootstrap seed re-judges nothing
+    samples: AtLeastOne = C.JUDGE_SAMPLES  # answers per question (the request's `n`), read as a majority verdict
+    temperature: Annotated[float, Meta(ge=0)] = C.JUDGE_TEMPERATURE
+
+    def __post_init__(self) -> None:
+        if self.samples > 1 and self.temperature == 0:
+            raise ValueError("judge.samples above 1 needs judge.temperature above 0 (greedy samples are all alike)")
 
 
 class PrmOptions(Strict, frozen=True, kw_only=True):

@@ -295,6 +295,10 @@ PREFLIGHT_ATTEMPTS = 3  # tries of GET /v1/models per endpoint before a run star
 ALL_DOWN_PATIENCE_S = 300.0  # how long a role may have no healthy endpoint before the run gives up
 API_KEY_ENV = "RMBENCH_API_KEY"
 JUDGE_MAX_TOKENS = 1024
+JUDGE_REASONING_BUDGET = None  # thinking tokens a judge may spend (vLLM's thinking_token_budget); None: not sent
+JUDGE_SAMPLES = 1  # answers per question; more than one are read as a majority verdict
+JUDGE_TEMPERATURE = 0.0
+JUDGE_THINK = ("<think>", "</think>")  # how a judge that thinks marks its thinking when the server does not split it
 # the release whose prompts `judge.prompt: reward-bench` reads (installed without its dependencies)
 REWARDBENCH_PROMPTS_PACKAGE = "rewardbench==0.1.4"
 # the oldest Jinja whose sandbox renders a template from the hub: 3.1.5 and 3.1.6 closed sandbox escapes

@@ -16,6 +16,7 @@ from .backends.base import Endpoint
 from .backends.tei import tei_info
 from .backends.tgi import tgi_info
 from .backends.vllm import served_models, server_version
+from .backends.vllm_features import release
 from .errors import ConfigError
 
 
@@ -43,6 +44,15 @@ def same_model(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two served identities name the same model (servers of one model on different vLLM releases are
     the same model)."""
     return {k: v for k, v in a.items() if k != "version"} == {k: v for k, v in b.items() if k != "version"}
+
+
+def judge_identity(served: dict[str, Any]) -> dict[str, Any]:
+    """What of a served identity tells a model without a fingerprint (a judge) from another: everything the server
+    reports (name, path, max_model_len: it caps how long an answer may grow) but the server's patch release — its
+    release series (major.minor) stays, as a minor release may change how a model generates."""
+    version = served.get("version")
+    parts = release(version) if isinstance(version, str) else None
+    return served | {"version": ".".join(map(str, parts[:2])) if parts else version}
 
 
 def fingerprints_match(a: list[float] | None, b: list[float] | None, tol: float = C.FINGERPRINT_TOLERANCE) -> bool:

@@ -311,6 +311,11 @@ def write_outputs(
     if scores:
         numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options)
     summary = finish_summary(numbers, facts, len(scores))
+    if facts.cfg.type == "judge":
+        from .model_kinds.judge_answers import run_cost  # a judge run has the HTTP stack loaded already
+
+        if (spent := run_cost(s.details for s in scores)) is not None:
+            summary["judge_cost"] = spent  # what the judge spent on the verdicts in this result (reused ones too)
     run_dir.write_json(C.SUMMARY_FILE, summary)
     if scores:
         cfg = facts.cfg

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .model_identity import fingerprints_match
+from .model_identity import fingerprints_match, judge_identity
 
 # The key format this code writes (table `meta`). Format 1 (no `meta` table) keyed on the served identity: its keys
 # are never found by this code, so such a store is refused rather than silently scored again beside itself.
@@ -134,12 +134,14 @@ class ScoreStore:
     def known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
         """The recorded epoch of this model, or None when the store has never seen it: the one whose fingerprint
         matches (whatever the served name, path or max_model_len); without a fingerprint (a judge), the one
-        served alike."""
-        if fingerprint is None:
-            query = "SELECT epoch, fingerprint FROM models WHERE role = ? AND served = ?"
-            rows = self._db.execute(query, (role, json.dumps(served, sort_keys=True)))
-        else:
-            rows = self._db.execute("SELECT epoch, fingerprint FROM models WHERE role = ?", (role,))
+        served alike: the same identity but for the server's patch release."""
+        if fingerprint is None:  # alike: the same but for the server's patch release (`judge_identity`)
+            query = "SELECT epoch, served FROM models WHERE role = ? AND fingerprint = 'null'"
+            for epoch, known in self._db.execute(query, (role,)).fetchall():
+                if judge_identity(json.loads(known)) == judge_identity(served):
+                    return str(epoch)
+            return None
+        rows = self._db.execute("SELECT epoch, fingerprint FROM models WHERE role = ?", (role,))
         for epoch, fp in rows.fetchall():
             if fingerprints_match(fingerprint, json.loads(fp)):
                 return str(epoch)

@@ -36,3 +36,75 @@ def completion(text: str) -> dict:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
+
+
+def chat_answer(
+    *contents: str | None,
+    reasoning: str | None = None,
+    field: str = "reasoning",
+    finish: str = "stop",
+    usage: dict | None = None,
+) -> dict:
+    """A chat completion in vLLM's shape with one choice per content: `reasoning` (vLLM's split thinking) under
+    `field` (`reasoning_content` on older vLLM releases), `finish` its finish_reason."""
+    message = lambda text: {"role": "assistant", "content": text} | ({field: reasoning} if reasoning else {})  # noqa: E731
+    choices = [{"index": i, "message": message(c), "finish_reason": finish} for i, c in enumerate(contents)]
+    return completion("") | {"choices": choices} | ({"usage": usage} if usage else {})
+
+
+Answer = tuple[int, bytes | dict, str]  # status, body (a dict is sent as JSON), content type
+
+
+class FakeJudge:
+    """A loopback OpenAI-compatible judge answering as vLLM does: /v1/models, /version, /health, and
+    /v1/chat/completions from `answer(request body) -> Answer` (swappable between runs). Remembers every chat
+    request's body. For fault and answer-shape tests only: scores of real models come from real vLLM servers."""
+
+    def __init__(self, answer: Callable[[dict], Answer], version: str = "0.32.0", served: str = "judge") -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.answer, self.version, self.requests = answer, version, []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _send(self, status: int, body: bytes | dict, kind: str = "application/json") -> None:
+                data = json.dumps(body).encode() if isinstance(body, dict) else body
+                self.send_response(status)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path == "/v1/models":
+                    card = {"id": served, "object": "model", "root": f"/models/{served}", "max_model_len": 4096}
+                    self._send(200, {"object": "list", "data": [card]})
+                elif self.path == "/version":
+                    self._send(200, {"version": fake.version})
+                else:
+                    self._send(200 if self.path == "/health" else 404, b"")
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                fake.requests.append(body)
+                self._send(*fake.answer(body))
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FakeJudge:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

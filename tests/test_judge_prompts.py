@@ -117,7 +117,8 @@ def test_a_judge_sends_reward_benchs_messages_and_credits_its_verdicts():
     judge = JudgeModel(_Pool(handler), JudgeOptions(order="both"), "pairwise", {}, reward_bench())  # type: ignore[arg-type]
     values = asyncio.run(judge.score(ex, judge.units(ex)))
     assert [judge.reduce(v) for v in values] == [1.0]  # the chosen answer wins in both orders
-    assert sent == [reward_bench().pair("2 + 2?", "Four", "Five"), reward_bench().pair("2 + 2?", "Five", "Four")]
+    expected = [reward_bench().pair("2 + 2?", "Four", "Five"), reward_bench().pair("2 + 2?", "Five", "Four")]
+    assert sorted(map(json.dumps, sent)) == sorted(map(json.dumps, expected))  # both orders, sent concurrently
     assert (
         judge.identity["prompt"] == "reward-bench 0.1.4" and judge.identity["prompts"] != judge_prompts.project().digest
     )
@@ -150,3 +151,43 @@ def test_a_conversation_the_prompts_cannot_hold_is_not_asked_and_is_counted(mode
         "1 comparison(s) were scored without asking: reward-bench 0.1.4's prompts hold a one- or two-turn "
         "conversation without a system message, as its scripts do"
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        ("Mine first... My final verdict is: [[A>>B]]", "A"),
+        ("[[A>B]] and again [[A>B]]", "A"),  # one distinct label
+        ("[[B>A]]", "B"),
+        ("[[B>>A]]", "B"),
+        ("My final verdict is tie: [[A=B]]", "C"),
+        ("[[A>B]] or rather [[B>A]]", None),  # several distinct labels: none (JudgeBench does not ask again)
+        ("[[A>>B]] ... [[A>B]]", None),  # distinct as written, though both read A>B
+        ("[[A]]", None),  # a label JudgeBench's metric counts for neither answer
+        ("no label", None),
+    ],
+)
+def test_judgebench_arena_hard_verdicts_are_read_as_its_get_score_reads_them(text, verdict):
+    assert judge_prompts.arena_hard_verdict(text) == verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [("Output (a)", "A"), ("  Output (b)\n", "B"), ("Output (a).", None), ("output (a)", None), ("", None)],
+)
+def test_judgebench_vanilla_verdicts_are_its_exact_answers(text, verdict):
+    assert judge_prompts.vanilla_verdict(text) == verdict
+
+
+def test_judgebench_messages_are_its_templates_rendered_once():
+    """A placeholder inside an answer stays as written (jinja2 renders the template's own placeholders only)."""
+    arena = judge_prompts.judgebench().pair("What is 2+2?", "It is {{answer_b}}.", "4")
+    assert arena is not None and arena[0] == {"role": "system", "content": judge_prompts.ARENA_HARD_SYSTEM}
+    assert arena[1] == {"role": "user", "content": (
+        "<|User Prompt|>\nWhat is 2+2?\n\n<|The Start of Assistant A's Answer|>\nIt is {{answer_b}}.\n"
+        "<|The End of Assistant A's Answer|>\n\n<|The Start of Assistant B's Answer|>\n4\n"
+        "<|The End of Assistant B's Answer|>")}  # fmt: skip
+    vanilla = judge_prompts.judgebench_vanilla().pair("Q?", "a1", "b1")
+    assert vanilla is not None and len(vanilla) == 1 and vanilla[0]["role"] == "user"
+    assert "# Instruction:\nQ?\n# Output (a):\na1\n# Output (b):\nb1\n# Which is better" in vanilla[0]["content"]
+    assert judge_prompts.judgebench().again("Hmm.") and not judge_prompts.judgebench().again("[[A=B]]")

@@ -127,10 +127,21 @@ def test_judgebench_differs_from_the_projects_both_orders_where_judgebench_says(
     assert judgebench(None, None) == 0.0 and credit_both(None, None) == 0.5  # no verdict: not correct
 
 
+def asked(verdict: str) -> dict:
+    """A stored judgement whose one answer gives `verdict`."""
+    usage = {"prompt": 1, "completion": 1, "reasoning": None}
+    return {
+        "samples": [[{"content": f"[[{verdict}]]", "finish": "stop"}]],
+        "usage": usage,
+        "seconds": 0.1,
+        "requests": 1,
+    }
+
+
 def test_a_judge_on_judgebench_always_asks_both_orders_and_counts_split_pairs():
     judge = JudgeModel(None, JudgeOptions(order="random"), "judgebench", {}, project())  # type: ignore[arg-type]
     assert judge.order == "both" and judge.identity["order"] == "both" and judge.identity["seed"] is None
-    values = [judge.reduce({"verdicts": v, "answers": ["", ""]}) for v in (["A", "B"], ["A", "C"], ["A", "A"])]
+    values = [judge.reduce({"asked": [asked(a), asked(b)]}) for a, b in (["A", "B"], ["A", "C"], ["A", "A"])]
     assert values == [1.0, 1.0, 0.0]
     assert judge.warnings == ["2 pair(s) judged differently in the two orders were scored as JudgeBench does"]
 
@@ -183,9 +194,9 @@ def test_a_judge_on_judgebench_through_a_real_vllm_server(cpu_servers, tmp_path)
     result = run(cfg, progress=False)
     assert result.all_scored and result.summary["complete"] is True
     assert result.summary["accuracy"] == 0.0 and set(result.summary["subsets"].values()) == {0.0}
-    assert result.summary["warnings"] == [
-        f"{2 * len(RECORDS)} judge answer(s) held no verdict (counted for neither response, as JudgeBench does)"
-    ]
+    [warning] = result.summary["warnings"]
+    assert warning.startswith(f"{2 * len(RECORDS)} judge answer(s) held no verdict (")
+    assert warning.endswith("): counted for neither response, as JudgeBench does")
     lines = [json.loads(x) for x in (result.out_dir / "samples.jsonl").read_text().splitlines()]
     assert all(len(x["details"]["answers"][0]) == 2 for x in lines)  # both orders, whatever judge.order says
     rescored = cli("score", str(result.out_dir / "samples.jsonl"), "--json")

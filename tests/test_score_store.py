@@ -65,7 +65,12 @@ def test_model_epochs_tell_checkpoints_apart_by_fingerprint(tmp_path):
         assert store.model_epoch("policy", SERVED, [1.25, -0.5]) != first
         judge = store.model_epoch("judge", SERVED, None)  # no fingerprint: the identity alone
         assert store.model_epoch("judge", SERVED, None) == judge
-        assert store.model_epoch("judge", SERVED | {"max_model_len": 2048}, None) != judge
+        assert store.model_epoch("judge", SERVED | {"max_model_len": 2048}, None) != judge  # it caps answers
+        # a judge on a vLLM release: a patch release is the same judge, another minor release is not
+        on_32 = store.model_epoch("judge", SERVED | {"version": "0.32.0"}, None)
+        assert store.model_epoch("judge", SERVED | {"version": "0.32.1"}, None) == on_32
+        assert store.model_epoch("judge", SERVED | {"version": "0.32.2+cpu"}, None) == on_32
+        assert store.model_epoch("judge", SERVED | {"version": "0.33.0"}, None) != on_32
     finally:
         store.close()
     store = ScoreStore(path)

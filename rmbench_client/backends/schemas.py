@@ -45,6 +45,34 @@ class ModelList(Shape):
     data: list[ModelCard]
 
 
+# --- OpenAI-compatible chat completions (a generative judge) -----------------------------------------------------
+class ChatMessage(Shape):
+    content: str | None = None  # null where the whole answer went into the thinking (vLLM's reasoning parsers)
+    reasoning: str | None = None  # vLLM's thinking, split off by its --reasoning-parser
+    reasoning_content: str | None = None  # the same, as older vLLM releases (and DeepSeek's API) name it
+
+
+class ChatChoice(Shape, kw_only=True):
+    index: int = 0
+    message: ChatMessage  # required: a choice without one (`"message": null`) is no answer
+    finish_reason: str | None = None  # "length": cut off at max_tokens
+
+
+class CompletionTokensDetails(Shape):
+    reasoning_tokens: int | None = None  # vLLM reports it when a reasoning parser runs
+
+
+class ChatUsage(Shape):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    completion_tokens_details: CompletionTokensDetails | None = None
+
+
+class ChatCompletion(Shape):
+    choices: list[ChatChoice]
+    usage: ChatUsage | None = None
+
+
 # --- vLLM -------------------------------------------------------------------------------------------------------
 class PoolingItem(Shape, kw_only=True):
     index: int = 0

@@ -66,12 +66,19 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     o.add_argument("--dpo-template", dest="dpo.template", metavar="T", help="DPO template: server, auto, or a file")
     o.add_argument("--judge-order", dest="judge.order", choices=["random", "both"],
                    help="a judge sees each pair once in a seeded random order, or in both orders")  # fmt: skip
-    o.add_argument("--judge-prompt", dest="judge.prompt", choices=["project", "reward-bench"],
-                   help="the project's judge prompts, or reward-bench's (from its installed package)")  # fmt: skip
+    o.add_argument("--judge-prompt", dest="judge.prompt",
+                   choices=["project", "reward-bench", "judgebench", "judgebench-vanilla"],
+                   help="the project's judge prompts, reward-bench's (from its installed package) or JudgeBench's "
+                   "(its arena-hard judge, or its vanilla one)")  # fmt: skip
     o.add_argument("--judge-seed", dest="judge.seed", type=int, metavar="N", help="seed of the judge's answer order")
     o.add_argument("--judge-max-tokens", dest="judge.max_tokens", type=int, metavar="N", help="judge answer length")
     o.add_argument("--threshold", dest="prm.threshold", type=float, metavar="T",
                    help="process benchmarks: a step scored above T is judged correct (default 0.5)")  # fmt: skip
+    o.add_argument("--judge-reasoning-budget", dest="judge.reasoning_budget", type=int, metavar="N",
+                   help="thinking tokens a judge may spend (vLLM's thinking_token_budget)")  # fmt: skip
+    o.add_argument("--judge-samples", dest="judge.samples", type=int, metavar="N",
+                   help="answers per question, read as a majority verdict (needs a --judge-temperature)")  # fmt: skip
+    o.add_argument("--judge-temperature", dest="judge.temperature", type=float, metavar="T", help="judge temperature")
     o.add_argument("--rate-limit", dest="client.rate_limit", type=float, metavar="R", help="requests per second")
     o.add_argument("--all-down-patience", dest="client.all_down_patience", type=float, metavar="S",
                    help="seconds a role may have no endpoint up before the run stops (default 300)")  # fmt: skip

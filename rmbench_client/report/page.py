@@ -176,7 +176,7 @@ class Shown:
             if isinstance(value, dict) and set(value) == {"chosen", "rejected"}:
                 out[key] = {"chosen": [value["chosen"][i] for i in self.chosen],
                             "rejected": [value["rejected"][j] for j in self.rejected]}  # fmt: skip
-            elif key == "answers" and isinstance(value, list):
+            elif key in ("answers", "judgements") and isinstance(value, list):
                 out[key] = [value[k] for k in self.pairs]
         return out
 
