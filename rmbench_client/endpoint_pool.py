@@ -89,7 +89,7 @@ class EndpointPool:
         source: EndpointSource | None = None,
         make_endpoint: Callable[[str], Endpoint] | None = None,
         admission: AdmissionCheck | None = None,
-        refresh_interval: float = C.ENDPOINT_SOURCE_REFRESH_S,
+        refresh_interval: float | None = None,
     ) -> None:
         """`endpoints` are members at once (no admission); with a `source`, `make_endpoint` (a URL to an Endpoint
         with the role's client, headers and transport) and `admission`, `start` fills the pool."""
@@ -99,7 +99,7 @@ class EndpointPool:
         self._source = source
         self._make = make_endpoint
         self._admission = admission
-        self._refresh_interval = refresh_interval
+        self._refresh_interval = C.ENDPOINT_SOURCE_REFRESH_S if refresh_interval is None else refresh_interval
         self._pending: dict[str, asyncio.Task[None]] = {}  # listed, not admitted yet: tried until admitted
         self._rejected: dict[str, str] = {}  # listed, serving something else: out while the source lists it
         self._retired: list[_State] = []  # members the source no longer lists
