@@ -264,3 +264,15 @@ def test_a_source_that_ends_empty_ends_the_run_resumable(listed, data, tmp_path,
         assert back.units == 2 * PROMPTS - kept + len(FINGERPRINT_PROBES)  # what was missing, once, and the probes
     assert stored(tmp_path / "run") == 2 * PROMPTS
     assert samples(tmp_path / "run") == samples(tmp_path / "alone")
+
+
+@pytest.mark.parametrize("other", [{"root": "/models/another"}, {"shift": 0.5}])
+def test_endpoints_that_disagree_at_start_are_one_error(other, data, tmp_path, capsys):
+    """At start there is no reference but the endpoints themselves: two that serve different models stop the run."""
+    with FakeVllm("reward", "fake-reward").start() as a, FakeVllm("reward", "fake-reward", **other).start() as b:
+        assert run(reward_config(tmp_path, [a.url, b.url]), data, tmp_path / "run") == 2
+        assert scored(a, b) <= 3  # the fingerprints, never a prompt
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert line.startswith("error: the reward endpoints serve different models: ")
+    assert a.url in line or b.url in line
+    assert not (tmp_path / "run" / C.SAMPLES_FILE).exists()
