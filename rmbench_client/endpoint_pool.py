@@ -32,7 +32,7 @@ import httpx
 
 from . import constants as C
 from .backends.base import Endpoint
-from .errors import ConfigError, EndpointError, RetryableError
+from .errors import ConfigError, EndpointError, RetryableError, RmbError
 from .retry import retry_delay
 
 if TYPE_CHECKING:
@@ -61,15 +61,6 @@ class _State:
         self.probe: asyncio.Task[None] | None = None
         self.probe_paths = list(C.PROBE_PATHS)
         self.sent = 0
-
-
-def on(ep: Endpoint) -> Call:
-    """A `call` pinned to one endpoint, without retries (admission's checks of that endpoint)."""
-
-    async def call(fn: Callable[[Endpoint], Awaitable[Any]]) -> Any:
-        return await fn(ep)
-
-    return call
 
 
 class EndpointPool:
@@ -274,9 +265,14 @@ class EndpointPool:
     async def start(self) -> None:
         """Read the source and admit the endpoints that pass (admission.py); the ones down are tried until they
         do. EndpointError or ConfigError when none can be admitted."""
-        assert self._source is not None and self._make is not None and self._admission is not None
-        self._last_read = asyncio.get_running_loop().time()
-        listed = [self._make(url) for url in dict.fromkeys(u.rstrip("/") for u in await self._source.urls())]
+        assert self._make is not None and self._admission is not None
+        try:
+            urls = await self._read()
+        except RmbError:
+            raise
+        except Exception as exc:  # a registry's own error, or no answer in time: one line, no traceback
+            raise EndpointError(f"cannot read the {self.role} endpoints: {type(exc).__name__}: {exc}") from None
+        listed = [self._make(url) for url in urls]
         if not listed:
             raise EndpointError(f"no {self.role} endpoint is listed")
         for ep, problem in zip(listed, await self._admission.start(listed), strict=True):
@@ -351,12 +347,18 @@ class EndpointPool:
             await asyncio.sleep(max(0.0, self._last_read + self._refresh_interval - loop.time()))
             await self._refresh()
 
+    async def _read(self) -> list[str]:
+        """The source's URLs now, each once; a source that does not answer in time raises TimeoutError."""
+        assert self._source is not None
+        self._last_read = asyncio.get_running_loop().time()
+        async with asyncio.timeout(C.ENDPOINT_SOURCE_TIMEOUT_S):
+            return list(dict.fromkeys(u.rstrip("/") for u in await self._source.urls()))
+
     async def _refresh(self) -> None:
         """Drop what the source no longer lists; admit what it newly lists."""
-        assert self._source is not None and self._make is not None
-        self._last_read = asyncio.get_running_loop().time()
+        assert self._make is not None
         try:
-            urls = list(dict.fromkeys(u.rstrip("/") for u in await self._source.urls()))
+            urls = await self._read()
         except Exception as exc:  # a registry that cannot be read now is read again later; the pool stays as is
             log.warning("%s: cannot read the endpoint list (%s); read again in %.0fs", self.role, exc,
                         self._refresh_interval)  # fmt: skip
@@ -372,8 +374,13 @@ class EndpointPool:
         known = {s.endpoint.url for s in self._states} | self._pending.keys() | self._rejected.keys()
         for url in urls:
             if url not in known:
+                try:
+                    ep = self._make(url)
+                except ConfigError as exc:  # not a URL the client can use: said once, while it is listed
+                    self._reject(url, exc)
+                    continue
                 log.info("%s endpoint %s is listed: it joins once it passes the identity check", self.role, url)
-                self._pend(self._make(url))
+                self._pend(ep)
 
     async def aclose(self) -> None:
         self._closed = True

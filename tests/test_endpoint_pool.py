@@ -431,3 +431,18 @@ def test_a_source_that_cannot_be_read_leaves_the_pool_as_it_is(caplog):
                 await pool.aclose()
 
     asyncio.run(go())
+
+
+def test_a_source_that_cannot_be_read_at_start_is_one_endpoint_error():
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(Servers().handler)) as client:
+            pool = sourced_pool(client, Source([]), Admits(set()))
+            with pytest.raises(EndpointError, match="^no reward endpoint is listed$"):
+                await pool.start()
+            source = Source([])
+            source.now = RuntimeError("the registry is unreachable")
+            pool = sourced_pool(client, source, Admits(set()))
+            with pytest.raises(EndpointError, match="cannot read the reward endpoints: RuntimeError: the registry"):
+                await pool.start()
+
+    asyncio.run(go())

@@ -63,7 +63,11 @@ def endpoint_maker(
     """How the role's pool makes an Endpoint of a URL its source lists: as `endpoints` makes the config's."""
 
     def make(url: str) -> Endpoint:
-        (ep,) = endpoints(name, role.replace(endpoints=[url]), client, transport)
+        try:
+            one = role.replace(endpoints=[url])  # checked as the config's are
+        except ValueError as exc:
+            raise ConfigError(f"role {name}: {exc}") from None
+        (ep,) = endpoints(name, one, client, transport)
         return ep
 
     return make
