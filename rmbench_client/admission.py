@@ -118,13 +118,18 @@ class Admission:
         self._expected = expected
         self._ready.set()
 
-    async def verify(self, endpoints: list[Endpoint]) -> None:
-        """At start: every admitted endpoint gives the role's fingerprint, else ConfigError (which is right?)."""
+    async def verify(self, endpoints: list[Endpoint]) -> list[Endpoint]:
+        """At start: every admitted endpoint gives the role's fingerprint, else ConfigError (which is right?).
+        Returns those that could not be asked (down since): they are checked when they answer again."""
         if self._fingerprint is None or len(endpoints) < 2:  # one: the role's fingerprint was taken on it
-            return
-        for problem in await asyncio.gather(*map(self._compare, endpoints)):
-            if problem:
+            return []
+        found = await asyncio.gather(*map(self._compare, endpoints), return_exceptions=True)
+        for problem in found:
+            if isinstance(problem, str):
                 raise ConfigError(f"the {self.role} endpoints serve different models: {problem}")
+            if isinstance(problem, ConfigError | asyncio.CancelledError):
+                raise problem
+        return [ep for ep, problem in zip(endpoints, found, strict=True) if isinstance(problem, BaseException)]
 
     async def _compare(self, ep: Endpoint) -> str | None:
         assert self._fingerprint is not None

@@ -197,9 +197,10 @@ class EndpointPool:
                 self._eject(state)
         self._wake(1)
 
-    def _eject(self, state: _State) -> None:
+    def _eject(self, state: _State, why: str = "") -> None:
         state.healthy = False
-        log.warning("%s endpoint %s taken out after %d failures", self.role, state.endpoint, state.failures)
+        why = why or f"after {state.failures} failures"
+        log.warning("%s endpoint %s taken out %s", self.role, state.endpoint, why)
         state.probe = asyncio.get_running_loop().create_task(self._probe(state))
         self._short_now()
 
@@ -286,6 +287,12 @@ class EndpointPool:
                 self._pend(ep)
         self._peak = len(self._states)
         self._watch()
+
+    def take_out(self, ep: Endpoint, why: str) -> None:
+        """Take `ep` out until it answers and passes admission again."""
+        for state in self._states:
+            if state.endpoint.url == ep.url and state.healthy:
+                self._eject(state, f"({why})")
 
     def _pend(self, ep: Endpoint) -> None:
         self._pending[ep.url] = asyncio.get_running_loop().create_task(self._join(ep))

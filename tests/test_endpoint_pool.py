@@ -446,3 +446,30 @@ def test_a_source_that_cannot_be_read_at_start_is_one_endpoint_error():
                 await pool.start()
 
     asyncio.run(go())
+
+
+def test_an_endpoint_taken_out_at_start_gets_work_only_after_admission():
+    """What the start-up does with an endpoint whose fingerprint could not be taken: out until admitted again."""
+    servers = Servers()
+    admits = Admits({A})
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
+            pool = sourced_pool(client, Source([A, B]), Admits({A, B}))
+            try:
+                await pool.start()
+                pool._admission = admits  # B does not pass for now
+                pool.take_out(pool.endpoints[1], "its fingerprint could not be taken")
+                await asyncio.gather(*(pool.call(score) for _ in range(10)))
+                await asyncio.sleep(0.05)  # probed meanwhile (/health answers), refused by admission
+                await asyncio.gather(*(pool.call(score) for _ in range(10)))
+                assert servers.calls["b.test"] == 0 and servers.health_checks["b.test"] >= 2
+                admits.good.add(B)
+                while not all(s.healthy for s in pool._states):
+                    await asyncio.sleep(0.005)
+                await asyncio.gather(*(pool.call(score) for _ in range(10)))
+                assert servers.calls["b.test"] > 0
+            finally:
+                await pool.aclose()
+
+    asyncio.run(go())

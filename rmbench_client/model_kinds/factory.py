@@ -138,5 +138,6 @@ async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") ->
         for pool in pools.values():  # from now on every endpoint that joins gives the role's fingerprint
             expected = model.identity["models"].get(pool.role, {}).get("fingerprint")
             admissions[pool.role].fingerprinted(partial(model.fingerprint, pool.role), expected)
-            await admissions[pool.role].verify(pool.endpoints)
+            for ep in await admissions[pool.role].verify(pool.endpoints):
+                pool.take_out(ep, "its fingerprint could not be taken")
         yield model
