@@ -179,10 +179,9 @@ def test_a_late_endpoint_serving_another_model_never_gets_work(kind, other, data
         return {role: urls} | ({"reference": [reference.url]} if kind == "dpo" else {})
 
     extra = template_options("text", tmp_path) if kind == "reward" else {}
-    with FakeVllm(server, f"fake-{role}", delay=0.02).start() as a, FakeVllm("policy", "fake-reference").start() as r:
-        assert run(config(tmp_path, kind, roles([a.url], r), **extra), data, tmp_path / "alone") == 0
-        a.scored.clear()
-        with FakeVllm(server, **other) as b:
+    with FakeVllm(server, f"fake-{role}").start() as alone, FakeVllm("policy", "fake-reference").start() as r:
+        assert run(config(tmp_path, kind, roles([alone.url], r), **extra), data, tmp_path / "alone") == 0
+        with FakeVllm(server, f"fake-{role}", delay=0.02).start() as a, FakeVllm(server, **other) as b:
             with when(lambda: scored(a) >= 10, b.start):
                 assert run(config(tmp_path, kind, roles([a.url, b.url], r), **extra), data, tmp_path / "run") == 0
             assert b.paths, "the late endpoint was never asked"
