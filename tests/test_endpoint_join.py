@@ -275,3 +275,14 @@ def test_endpoints_that_disagree_at_start_are_one_error(other, data, tmp_path, c
     assert line.startswith("error: the reward endpoints serve different models: ")
     assert a.url in line or b.url in line
     assert not (tmp_path / "run" / C.SAMPLES_FILE).exists()
+
+
+def test_a_reward_endpoint_on_the_generate_runner_names_the_flags(data, tmp_path, capsys):
+    """The route check is admission's: alone at start it is one error naming the fix (as it was before)."""
+    with FakeVllm("policy", "fake-reward").start() as a:
+        assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == (
+        f"error: endpoint {a.url}: no /pooling route: vLLM serves this model with its generate runner; serve the "
+        "reward model with --runner pooling --convert classify"
+    )
