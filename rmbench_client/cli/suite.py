@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .. import benchmarks
 from ..config import RunConfig
 from ..suite import Planned
-from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run
+from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run, interrupted_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,7 +25,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_suite(args: argparse.Namespace, console: Console) -> int:
-    from ..runner import EXIT_INTERRUPTED, run
+    from ..interrupts import EXIT_INTERRUPTED, Interrupted
+    from ..runner import run
     from ..suite import SUITE_MD, model_dir, plan_suite, run_suite
 
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
@@ -39,7 +40,12 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
         if ended.get("signal") is not None:
             return  # interrupted: the other benchmarks are left for the next suite run
         sys.stderr.write(f"{cfg.benchmark}: {cfg.out_dir()}\n")
-        result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+        try:
+            result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+        except Interrupted as exc:  # the suite's table is still written from the runs that ended before
+            sys.stderr.write(interrupted_line(exc, str(cfg.out_dir())))
+            ended["signal"] = exc.signal
+            return
         ended["signal"] = result.signal
         if not result.all_scored:
             ended["incomplete"] = True

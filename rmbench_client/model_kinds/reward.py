@@ -95,7 +95,10 @@ class RewardModel:
             self._identity["server_template_probe"] = ids  # the server's template is part of what is scored
         self._identity["template"] = {"mode": self.mode, "digest": self.template.digest if self.template else None}
         self._identity["strip_bos"] = self.strip
-        fingerprint = [v for values in await self._score_payloads(self._payloads(FINGERPRINT_PROBES)) for v in values]
+        probes = await self._score_payloads(self._payloads(FINGERPRINT_PROBES))
+        for values in probes:  # a head_index or head_weights that does not fit the head: found before any scoring
+            self.reduce(values)
+        fingerprint = [v for values in probes for v in values]
         self._identity["models"] = {"reward": {"served": self._served, "fingerprint": fingerprint}}
 
     async def _check_text_bos(self) -> None:
@@ -174,10 +177,15 @@ class RewardModel:
         weights = self.options.head_weights
         if weights is not None:
             if len(weights) != len(outputs):
-                raise ConfigError(f"head_weights has {len(weights)} weights but the head has {len(outputs)} outputs")
+                raise ConfigError(
+                    f"reward.head_weights has {len(weights)} weights but the model's head has {len(outputs)} outputs"
+                )
             return sum(w * v for w, v in zip(weights, outputs, strict=True))
         if self.options.head_index >= len(outputs):
-            raise ConfigError(f"head_index {self.options.head_index} but the head has {len(outputs)} outputs")
+            raise ConfigError(
+                f"reward.head_index is {self.options.head_index} but the model's head has {len(outputs)} outputs "
+                f"(indices 0-{len(outputs) - 1})"
+            )
         return outputs[self.options.head_index]
 
     def details(self, ex: Example, values: list[Any]) -> dict[str, Any] | None:
