@@ -451,3 +451,20 @@ def test_a_trickled_answer_ends_at_the_request_deadline_on_both_paths():
 
     for use_httpx in (False, True):
         assert run(go(use_httpx)) < 3.0  # the whole answer would take 0.05 s x ~800 bytes = 40 s
+
+
+def test_an_answer_cut_off_in_transit_is_retried():
+    """A body shorter than its Content-Length (the connection closed midway) fails its framing: a retried failure,
+    where a complete body that is not JSON fails its prompt at once."""
+    cut = b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{"data": [1,'
+
+    async def go() -> None:
+        transport = session()
+        try:
+            async with Server(cut, close_after=1) as url, httpx.AsyncClient(transport=transport.httpx_transport()) as c:
+                await request_json(Endpoint(url, "m", c, transport=transport), "POST", "/pooling", {"a": 1})
+        finally:
+            await transport.aclose()
+
+    with pytest.raises(RetryableError):
+        run(go())
