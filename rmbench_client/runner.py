@@ -249,7 +249,9 @@ async def score_examples(
     except asyncio.CancelledError:
         if signals.signal is None:
             raise
-        outcome.signal, outcome.aborted = signals.signal, signals.reason
+        outcome.signal = signals.signal
+        if len(outcome.scores) + len(outcome.failures) < len(examples):  # not a signal just after the last prompt
+            outcome.aborted = outcome.aborted or signals.reason
     finally:
         signals.cancels(None)
 

@@ -62,6 +62,10 @@ class FakeVllm:
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._loop.run_until_complete(self._main())
+        left = asyncio.all_tasks(self._loop)  # answers still trickling or hanging when the test ended
+        for task in left:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
         self._loop.close()
 
     async def _main(self) -> None:

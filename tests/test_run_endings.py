@@ -83,6 +83,30 @@ def test_a_signal_during_the_start_up_checks_ends_the_run_and_changes_nothing(tm
     assert snapshot(tmp_path / "run") == before  # summary, samples and the store (--fresh too), byte for byte
 
 
+def test_a_second_signal_while_scoring_still_writes_the_partial_result(tmp_path):
+    """The first signal stops the scoring; a second one right after (Ctrl-C, then a kill) is not a way to lose
+    the outputs: the run ends within 5 s with the partial result and the first signal's reason written."""
+    complete_run(tmp_path)
+    with FakeVllm(width=2, fault="trickle", healthy_pooling=2 + PROMPTS, trickle_s=1.0) as fake:
+        args = [CLI, "run", "--config", str(config(tmp_path, fake.url)), "--no-progress"]
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while fake.counts["/pooling"] < 2 + 2 * PROMPTS and time.monotonic() < deadline:  # every request out
+                time.sleep(0.02)
+            proc.send_signal(signal.SIGINT)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGTERM)  # another signal: two of one kind may arrive as one
+            _, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        elapsed = time.monotonic() - sent
+    assert elapsed <= 5 and proc.returncode == 130 and "Traceback" not in err, (elapsed, err)
+    s = summary(tmp_path / "run")
+    assert s["complete"] is False and s["aborted"] == "interrupted by SIGINT" and s["scored"] < PROMPTS
+    assert len((tmp_path / "run" / "samples.jsonl").read_text().splitlines()) == s["scored"]
+
+
 @pytest.mark.parametrize(
     ("option", "named"), [({"head_index": 2}, "reward.head_index is 2"), ({"head_weights": [1, 1]}, "2 weights")]
 )
