@@ -10,7 +10,7 @@ SERVER_VENV := .venv-server
 # vLLM's CPU build: the same choice unless SERVER_PYTHON says otherwise (servers/setup-cpu-venv.sh says which)
 SERVER_PYTHON ?= $(PYTHON)
 
-.PHONY: install lint test bench demo serve stop models server-venv data clean compat
+.PHONY: install lint test chromium bench demo serve stop models server-venv data clean compat
 
 # An editable install leaves the project's own bytecode to the first import, which never writes it under
 # PYTHONDONTWRITEBYTECODE (set on these machines): every command would compile ~70 modules again.
@@ -46,8 +46,20 @@ lint: install
 	$(BIN)/ruff format --check rmbench_client tests servers bench
 	$(BIN)/mypy
 
-test: install
+test: install chromium
 	$(BIN)/pytest -q
+
+# The report page's browser tests drive Debian's Chromium (Playwright-for-Python comes with the dev extra; it never
+# downloads a browser of its own). `make test` is the whole suite: Chromium is installed when missing (as root, as
+# CI runs), else the target stops here and says how, rather than the browser tests being skipped.
+CHROMIUM ?= /usr/bin/chromium
+APT_GET ?= apt-get
+chromium:
+	@test -x "$(CHROMIUM)" \
+	  || { [ "$$(id -u)" = 0 ] && $(APT_GET) update -qq \
+	       && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq chromium >/dev/null && test -x "$(CHROMIUM)"; } \
+	  || { echo "error: the report page's browser tests need Chromium at $(CHROMIUM): install it as root" \
+	       "(Debian: apt-get install -y chromium), then run make test again" >&2; exit 1; }
 
 # Downloads every benchmark on the Hugging Face hub into data/<benchmark>/, checking the known checksums.
 data: install

@@ -212,7 +212,8 @@ class PrmOptions(Strict, frozen=True, kw_only=True):
 class ClientOptions(Strict, frozen=True, kw_only=True):
     rate_limit: Positive | None = None  # requests per second across the run
     connect_timeout: Positive = C.CONNECT_TIMEOUT_S
-    read_timeout: Positive = C.READ_TIMEOUT_S
+    read_timeout: Positive = C.READ_TIMEOUT_S  # between two reads of an answer
+    request_timeout: Positive = C.REQUEST_TIMEOUT_S  # one whole request, its answer read: a trickle ends too
     max_retries: Annotated[int, Meta(ge=0)] = C.MAX_RETRIES
     all_down_patience: Annotated[float, Meta(ge=0)] = C.ALL_DOWN_PATIENCE_S
 

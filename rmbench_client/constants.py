@@ -270,7 +270,10 @@ DATA_CHECKSUMS: dict[str, dict[str, str]] = {
 
 # --- client -----------------------------------------------------------------------------------------------------
 CONNECT_TIMEOUT_S = 10.0
-READ_TIMEOUT_S = 120.0
+READ_TIMEOUT_S = 120.0  # the longest silence within an answer (vLLM answers once its computation is done)
+# the longest a whole request may take, its answer read: a server that trickles its answer (each byte restarts the
+# read timeout) is cut off here, so every run ends; past READ_TIMEOUT_S, the time an honest answer takes to arrive
+REQUEST_TIMEOUT_S = 300.0
 MAX_CONCURRENCY_PER_ENDPOINT = 8
 # prompts being scored at once, per request slot of all endpoints: enough to keep every slot busy, few enough
 # that a release wakes a handful of waiters rather than every prompt of the benchmark

@@ -2,8 +2,10 @@
 
 A prompt's units go out together (prefix-cache friendly), results are committed to the store as they arrive, and
 a prompt's line is appended to `samples.jsonl` once all its units are scored. Every run ends: when all prompts are
-done; when a role's endpoints stay down past the patience; on SIGINT or SIGTERM. Whatever the end, the outputs are
-rewritten from what is scored, and the summary says whether the result is complete and, if not, why.
+done; when a role's endpoints stay down past the patience; on SIGINT or SIGTERM (interrupts.py), in its start-up
+checks too. Nothing in the run directory is touched until the start-up checks have passed; from then on, whatever
+ends the run (a signal, an outage, an error found late, a bug), the outputs are rewritten from what is scored and
+the summary says whether the result is complete and, if not, why.
 """
 
 from __future__ import annotations
@@ -11,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -24,8 +25,9 @@ from . import benchmarks
 from . import constants as C
 from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
-from .errors import ConfigError, EndpointError, RetryableError, SampleError
+from .errors import ConfigError, EndpointError, RetryableError, RmbError, SampleError
 from .examples import Example, PromptScores, response_lengths
+from .interrupts import Interrupted, RunSignals
 from .model_kinds.base import ModelKind, Unit
 from .progress import ProgressBar
 from .run_directory import RunDirectory
@@ -33,7 +35,6 @@ from .score_store import ScoreStore, UnitKeys
 from .summary import RunFacts, finish_summary
 
 log = logging.getLogger(__name__)
-EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 @dataclass
@@ -202,11 +203,13 @@ class RunFiles:
         self.store: ScoreStore | None = None
         self.samples: IO[str] | None = None
 
-    def start(self) -> tuple[ScoreStore, IO[str]]:
-        """Clear the derived outputs (with `fresh` the store too), write the config, open the store and samples."""
+    def start(self, touch: Callable[[], None]) -> tuple[ScoreStore, IO[str]]:
+        """Clear the derived outputs (with `fresh` the store too), write the config, open the store and samples;
+        `touch()` just before the first change (it raises when the run must not begin)."""
         path = self.run_dir.path / C.STORE_FILE
         if not self.fresh:  # a store this code cannot read is refused before anything is cleared
             self.store = ScoreStore(path)
+        touch()
         self.run_dir.clear(self.fresh)
         self.run_dir.write_text(C.CONFIG_FILE, dump_config(self.cfg))
         if self.store is None:
@@ -222,47 +225,48 @@ class RunFiles:
 
 
 async def score_examples(
-    cfg: RunConfig, bench: benchmarks.Benchmark, examples: list[Example], files: RunFiles, progress: bool
-) -> Outcome:
-    """Score every example; SIGINT/SIGTERM and an outage stop the scoring, never the bookkeeping. The run
-    directory is touched (`files.start()`) only after the model kind's start-up checks have passed."""
+    cfg: RunConfig,
+    bench: benchmarks.Benchmark,
+    examples: list[Example],
+    files: RunFiles,
+    progress: bool,
+    signals: RunSignals,
+    outcome: Outcome,
+) -> None:
+    """Score every example into `outcome`. A signal cancels this task, in the start-up checks as in the scoring;
+    the run directory is touched (`files.start`) only once the checks have passed with no signal. An outage stops
+    the scoring; any other error propagates, `outcome` holding what was scored until then."""
     from .model_kinds.factory import open_model_kind  # imported here: pulls in the HTTP stack
 
-    outcome = Outcome()
-    loop = asyncio.get_running_loop()
-    scoring_task: asyncio.Task[None] | None = None
-
-    def on_signal(sig: signal.Signals) -> None:
-        if outcome.signal is not None:
-            os._exit(EXIT_INTERRUPTED.get(sig, 1))  # a second signal: leave at once (the store is durable)
-        outcome.signal = sig
-        outcome.aborted = f"interrupted by {sig.name}"
-        if scoring_task is not None:
-            scoring_task.cancel()
-
-    for sig in EXIT_INTERRUPTED:
-        loop.add_signal_handler(sig, on_signal, sig)
+    signals.cancels(asyncio.current_task())
     try:
         async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
             if model.process != bench.process:  # a kind cfg.fits did not foresee
                 raise ConfigError(f"model type {cfg.type} cannot score benchmark {bench.name}")
-            store, samples = files.start()
+            store, samples = files.start(signals.touch)
             outcome.identity = epoch_identity(model.identity, store) or {}
             scoring = _Scoring(model, bench, store, samples)
-            if outcome.signal is None:  # a signal during the start-up checks: nothing to score
-                scoring_task = asyncio.ensure_future(scoring.run(examples, outcome, progress, in_flight(cfg)))
-                try:
-                    await scoring_task
-                except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
-                    outcome.aborted = str(exc)
-                except asyncio.CancelledError:
-                    if outcome.signal is None:
-                        raise
-            outcome.warnings = list(model.warnings)
+            try:
+                await scoring.run(examples, outcome, progress, in_flight(cfg))
+            except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
+                outcome.aborted = str(exc)
+            finally:
+                outcome.warnings = list(model.warnings)
+    except asyncio.CancelledError:
+        if signals.signal is None:
+            raise
+        outcome.signal = signals.signal
+        if len(outcome.scores) + len(outcome.failures) < len(examples):  # not a signal just after the last prompt
+            outcome.aborted = outcome.aborted or signals.reason
     finally:
-        for sig in EXIT_INTERRUPTED:
-            loop.remove_signal_handler(sig)
-    return outcome
+        signals.cancels(None)
+
+
+def stopped_by(exc: BaseException) -> str:
+    """The summary's reason for a run that an error stopped after it began."""
+    if isinstance(exc, RmbError):
+        return f"stopped by an error: {exc}"
+    return f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
 
 
 def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset, list[Example]]:
@@ -274,22 +278,38 @@ def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset,
 
 
 def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bool = True) -> RunResult:
-    """The whole run, synchronously (the CLI entry). The benchmark is resolved here, once, and passed down."""
+    """The whole run, synchronously (the CLI entry). The benchmark is resolved here, once, and passed down.
+    `Interrupted` when a signal ended it before it touched the run directory; an error that stopped it later is
+    raised again once the outputs are written."""
     bench = benchmarks.get(cfg.benchmark)
-    dataset, examples = load_examples(cfg, bench)
-    with RunDirectory(cfg.out_dir()) as run_dir:
-        files = RunFiles(run_dir, cfg, fresh)
-        try:
-            outcome = asyncio.run(score_examples(cfg, bench, examples, files, progress))
-        finally:
-            files.close()
-        for warning in outcome.warnings:
-            log.warning("%s", warning)
-        facts = RunFacts(
-            cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted
-        )
-        summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
-    return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, outcome.signal)
+    with RunSignals() as signals:
+        dataset, examples = load_examples(cfg, bench)
+        with RunDirectory(cfg.out_dir()) as run_dir:
+            files = RunFiles(run_dir, cfg, fresh)
+            outcome = Outcome()
+            error: BaseException | None = None
+            try:
+                asyncio.run(score_examples(cfg, bench, examples, files, progress, signals, outcome))
+            except BaseException as exc:  # whatever it is, what was scored is written first
+                if not signals.touched:
+                    raise  # the directory is as it was
+                error = exc
+                outcome.aborted = outcome.aborted or stopped_by(exc)
+            finally:
+                files.close()
+            if not signals.touched:
+                assert signals.signal is not None  # only a signal ends a run quietly before it begins
+                raise Interrupted(signals.signal)
+            for warning in outcome.warnings:
+                log.warning("%s", warning)
+            facts = RunFacts(
+                cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted
+            )
+            summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
+    if error is not None:
+        raise error
+    ended_by = outcome.signal or signals.signal  # the latter: one that came while the outputs were written
+    return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, ended_by)
 
 
 def write_outputs(

@@ -7,10 +7,12 @@ import difflib
 import json
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from helpers_data import RMBENCH_FILES, require_rmbench
 from helpers_report import PER_FILE, chromium, lost, open_page, samples, shown_ids
 
@@ -212,3 +214,23 @@ def test_missing_samples_is_one_line(tmp_path, capsys, runs):
     assert main(["report", str(bare)]) == 2
     err = capsys.readouterr().err
     assert err == f"error: {bare}: no {C.SAMPLES_FILE} (the report needs the per-prompt scores)\n"
+
+
+def test_make_test_runs_the_browser_tests_never_skips_them():
+    """`make test` (the whole suite, and what .ci/run runs) first makes sure Chromium is there: installed when
+    missing, else the target stops with one error line naming it, before any test runs."""
+    dry = subprocess.run(
+        ["make", "-n", "test", "CHROMIUM=/nonexistent/chromium"], capture_output=True, text=True, cwd=REPO
+    )
+    assert dry.returncode == 0 and "apt-get install -y -qq chromium" in dry.stdout
+    assert dry.stdout.index("chromium") < dry.stdout.index("pytest -q")
+    assert "make test" in (REPO / ".ci" / "run").read_text() and "apt-get" not in (REPO / ".ci" / "run").read_text()
+    failed = subprocess.run(
+        ["make", "-s", "chromium", "CHROMIUM=/nonexistent/chromium", "APT_GET=false"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    lines = [x for x in failed.stderr.splitlines() if not x.startswith("make:")]
+    assert failed.returncode != 0 and len(lines) == 1 and lines[0].startswith("error: ")
+    assert "/nonexistent/chromium" in lines[0] and "apt-get install -y chromium" in lines[0]

@@ -19,7 +19,7 @@ from rmbench_client import retry
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.transport import request_json
 from rmbench_client.endpoint_pool import EndpointPool
-from rmbench_client.errors import EndpointError, RetryableError, SampleError
+from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
 
 pytestmark = pytest.mark.timeout(60)
 URL = "http://rm.test"
@@ -134,16 +134,23 @@ def test_max_retries_exhausted_reraises(no_backoff):
     assert transport.all_closed()
 
 
-def test_non_json_answer_is_retryable():
-    transport = Recorder(lambda request: httpx.Response(200, text="<html>proxy</html>"))
+@pytest.mark.parametrize("body", ["<html>proxy</html>", '{"data": [{"data": 1.2'])
+def test_a_success_answer_that_is_not_json_fails_its_prompt_at_once(body):
+    """HTML or malformed JSON under HTTP 200: one request, never retried, and the endpoint stays in (retried, it
+    stalled the prompt through every backoff and took a server whose /health answers out as down)."""
+    transport = Recorder(lambda request: httpx.Response(200, text=body))
 
-    async def go() -> None:
+    async def go() -> EndpointPool:
         async with httpx.AsyncClient(transport=transport) as client:
-            await request_json(Endpoint(URL, "m", client), "GET", "/x")
+            pool = EndpointPool("reward", [Endpoint(URL, "m", client)], max_retries=3, eject_after=1)
+            with pytest.raises(ShapeError, match="not JSON"):
+                await pool.call(lambda ep: request_json(ep, "POST", "/pooling", {"input": ["a"]}))
+            await pool.aclose()
+            return pool
 
-    with pytest.raises(RetryableError, match="not JSON"):
-        asyncio.run(go())
-    assert transport.all_closed()
+    pool = asyncio.run(go())
+    assert len(transport.requests) == 1 and transport.all_closed()
+    assert pool.retries == 0 and all(s.healthy for s in pool._states)
 
 
 # --- the two policy functions ------------------------------------------------------------------------------------

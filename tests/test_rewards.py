@@ -24,7 +24,7 @@ def test_head_index_and_weights():
     assert scorer().reduce(outputs) == 0.5
     assert scorer(head_index=2).reduce(outputs) == 4.0
     assert math.isclose(scorer(head_weights=[1.0, 0.5, 0.25]).reduce(outputs), 0.5 - 1.0 + 1.0)
-    with pytest.raises(ConfigError, match="head_index 3"):
+    with pytest.raises(ConfigError, match="head_index is 3"):
         scorer(head_index=3).reduce(outputs)
     with pytest.raises(ConfigError, match="2 weights"):
         scorer(head_weights=[1.0, 1.0]).reduce(outputs)

@@ -262,7 +262,7 @@ def test_token_logprobs_names_a_missing_token():
         (b"HTTP/1.1 503 Busy\r\nretry-after: 2\r\ncontent-length: 4\r\n\r\nbusy", RetryableError, "HTTP 503: busy"),
         (b"HTTP/1.1 404 No\r\ncontent-length: 21\r\n\r\n" + b'{"error": "no model"}', EndpointError, "no model"),
         (b"HTTP/1.1 400 Bad\r\ncontent-length: 9\r\n\r\ntoo long!", SampleError, "HTTP 400: too long!"),
-        (b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n<html", RetryableError, "answer is not JSON"),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\n<html", ShapeError, "answer is not JSON"),
     ],
 )
 def test_errors_through_the_transports_send_are_those_through_httpx(answer, error, match):
@@ -404,3 +404,67 @@ def test_the_roles_httpx_client_uses_the_proxy_too(monkeypatch):
     with proxy as proxy_url:
         monkeypatch.setenv("HTTP_PROXY", proxy_url)
         assert run(served()) == {"n": 5} and proxy.forwarded == 1
+
+
+class TrickleServer(Server):
+    """Answers 200 with a long JSON body, one byte every `every` seconds: each byte restarts a read timeout."""
+
+    def __init__(self, every: float) -> None:
+        super().__init__(b"")
+        self.every = every
+
+    async def respond(self, body: bytes, served: int, writer: asyncio.StreamWriter) -> bool:
+        content = json.dumps({"data": [0.5] * 200}).encode()
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(content))
+        for i in range(len(content)):
+            writer.write(content[i : i + 1])
+            await writer.drain()
+            await asyncio.sleep(self.every)
+        return True
+
+
+def test_a_trickled_answer_ends_at_the_request_deadline_on_both_paths():
+    """The scoring path (the session's `send`) and the httpx clients on it (the judge's openai client, the probes)
+    both end a request at client.request_timeout, though its bytes keep coming faster than the read timeout."""
+    from rmbench_client.config import ClientOptions, RoleConfig
+    from rmbench_client.model_kinds.factory import make_client, make_transport
+
+    options = ClientOptions(read_timeout=0.5, request_timeout=0.6)
+
+    async def go(use_httpx: bool) -> float:
+        async with TrickleServer(every=0.05) as url:
+            role = RoleConfig(served_model="m", endpoints=[url])
+            transport = make_transport(role, options)
+            started = asyncio.get_running_loop().time()
+            try:
+                async with make_client(role, options, transport) as client:
+                    if use_httpx:
+                        await client.post(url + "/v1/chat/completions", content=b"{}")
+                    else:
+                        await request_json(Endpoint(url, "m", client, transport=transport), "POST", "/pooling", {})
+            except (httpx.ReadTimeout, RetryableError) as exc:
+                assert "no complete answer within 0.6s (client.request_timeout)" in str(exc)
+                return asyncio.get_running_loop().time() - started
+            finally:
+                await transport.aclose()
+            raise AssertionError("the trickle was read to its end")
+
+    for use_httpx in (False, True):
+        assert run(go(use_httpx)) < 3.0  # the whole answer would take 0.05 s x ~800 bytes = 40 s
+
+
+def test_an_answer_cut_off_in_transit_is_retried():
+    """A body shorter than its Content-Length (the connection closed midway) fails its framing: a retried failure,
+    where a complete body that is not JSON fails its prompt at once."""
+    cut = b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{"data": [1,'
+
+    async def go() -> None:
+        transport = session()
+        try:
+            async with Server(cut, close_after=1) as url, httpx.AsyncClient(transport=transport.httpx_transport()) as c:
+                await request_json(Endpoint(url, "m", c, transport=transport), "POST", "/pooling", {"a": 1})
+        finally:
+            await transport.aclose()
+
+    with pytest.raises(RetryableError):
+        run(go())

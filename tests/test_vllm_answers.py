@@ -20,7 +20,7 @@ from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.transport import decode_json
 from rmbench_client.backends.vllm import VllmLogprobs, VllmReward, generate_logprobs, token_logprobs
 from rmbench_client.endpoint_pool import EndpointPool
-from rmbench_client.errors import RetryableError, SampleError, ShapeError
+from rmbench_client.errors import SampleError, ShapeError
 
 URL = "http://rm.test"
 
@@ -245,11 +245,13 @@ def test_generate_answer_errors_name_what_is_wrong(entries, error, match):
     assert type(info.value) is error and "/inference/v1/generate" in str(info.value)
 
 
-def test_generate_answer_nan_is_a_sample_error_and_a_cut_off_answer_is_retried():
+def test_generate_answer_nan_is_a_sample_error_and_malformed_json_fails_at_once():
+    """A malformed body under HTTP 200 fails its prompt, never retried (a body cut off in transit fails its HTTP
+    framing first, and that is retried: test_session)."""
     nan = b'{"prompt_logprobs": [null, {"2": {"logprob": NaN}}]}'
     with pytest.raises(SampleError, match="non-finite log-prob"):
         _generate(nan, [1, 2])
-    with pytest.raises(RetryableError, match="answer is not JSON"):
+    with pytest.raises(ShapeError, match="answer is not JSON"):
         _generate(b'{"prompt_logprobs": [null, {"2": {"logp', [1, 2])
 
 

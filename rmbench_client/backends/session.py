@@ -10,8 +10,9 @@ malformed framing (conflicting Content-Length), and with `trust_env` honours HTT
 
 from __future__ import annotations
 
+import asyncio
 import ssl
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import aiohttp
 import certifi
@@ -53,9 +54,21 @@ def ssl_context(verify: bool) -> ssl.SSLContext:
 class Session:
     """One role's aiohttp session, made on first use (it must be made inside the running event loop)."""
 
-    def __init__(self, verify: bool, connect_timeout: float, read_timeout: float, connections: int) -> None:
+    def __init__(
+        self,
+        verify: bool,
+        connect_timeout: float,
+        read_timeout: float,
+        connections: int,
+        request_timeout: float | None = None,
+    ) -> None:
         self._ssl = ssl_context(verify)
-        self._timeout = aiohttp.ClientTimeout(sock_connect=connect_timeout, sock_read=read_timeout)
+        # sock_read restarts with every byte: only `total` (the whole request, answer read) stops a server that
+        # trickles its answer
+        self._timeout = aiohttp.ClientTimeout(
+            total=request_timeout, sock_connect=connect_timeout, sock_read=read_timeout
+        )
+        self._overdue = f"no complete answer within {request_timeout}s (client.request_timeout)"
         self._connections = connections
         self._session: aiohttp.ClientSession | None = None
         self._proxies: dict[tuple[str, str | None, int | None], Proxy] = {}  # per server: read from the environment
@@ -88,8 +101,8 @@ class Session:
             ) as response:
                 content = await response.read()
                 return Answer(response.status, list(response.raw_headers), content)
-        except TimeoutError as exc:
-            raise httpx.ReadTimeout(str(exc) or "timed out") from exc
+        except TimeoutError as exc:  # aiohttp names the connect and read timeouts; the total comes bare
+            raise httpx.ReadTimeout(str(exc) or self._overdue) from exc
         except aiohttp.ClientConnectorError as exc:
             raise httpx.ConnectError(str(exc)) from exc
         except aiohttp.ClientResponseError as exc:  # a malformed answer (framing, headers)
@@ -113,3 +126,20 @@ class Session:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+class DeadlineClient(httpx.AsyncClient):
+    """httpx's client with a deadline on each whole request, its answer read (`send` reads it unless asked to
+    stream): httpx has connect and read timeouts only, and httpx-aiohttp's transport passes only those on."""
+
+    def __init__(self, *args: Any, deadline: float | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deadline = deadline
+
+    async def send(self, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        try:
+            async with asyncio.timeout(self.deadline):
+                return await super().send(request, **kwargs)
+        except TimeoutError:
+            overdue = f"no complete answer within {self.deadline}s (client.request_timeout)"
+            raise httpx.ReadTimeout(overdue, request=request) from None

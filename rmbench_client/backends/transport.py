@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import orjson
 
-from ..errors import EndpointError, RetryableError, SampleError
+from ..errors import EndpointError, RetryableError, SampleError, ShapeError
 from ..retry import retry_after_seconds, should_retry
 from .base import Endpoint
 
@@ -84,12 +84,14 @@ async def request_body(ep: Endpoint, method: str, path: str, payload: Any | None
 
 
 def answer_json(content: bytes, where: str | httpx.URL) -> Any:
-    """A decoded answer; an answer that is not JSON (a proxy's error page, a cut-off body) is retried."""
+    """A decoded answer. A success answer that is not JSON (an HTML page, a malformed body: a cut-off one never
+    gets here, its framing fails first) fails its prompt at once: retried, it stalled the prompt through every
+    backoff and took a server whose /health answers out as down; a rerun asks again."""
     try:
         return decode_json(content)
     except (json.JSONDecodeError, UnicodeDecodeError):
         text = content[:120].decode("utf-8", errors="replace")
-        raise RetryableError(f"{where}: answer is not JSON: {text!r}") from None
+        raise ShapeError(f"{where}: answer is not JSON: {text!r}") from None
 
 
 async def request_json(ep: Endpoint, method: str, path: str, payload: Any | None = None) -> Any:

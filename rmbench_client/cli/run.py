@@ -20,6 +20,8 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..interrupts import Interrupted
+
 EXIT_INCOMPLETE = 1
 
 
@@ -157,13 +159,18 @@ def config(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from ..interrupts import EXIT_INTERRUPTED, Interrupted
     from ..report.printing import print_summary
-    from ..runner import EXIT_INTERRUPTED, run
+    from ..runner import run
 
     cfg = config(args)
     if args.dry_run:
         return dry_run(cfg, args.json)
-    result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+    try:
+        result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+    except Interrupted as exc:
+        sys.stderr.write(interrupted_line(exc, str(cfg.out_dir())))
+        return EXIT_INTERRUPTED[exc.signal]
     if args.json:
         sys.stdout.write(json.dumps(result.summary) + "\n")
     elif result.summary.get("scored"):
@@ -181,6 +188,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     if result.signal is not None:
         return EXIT_INTERRUPTED[result.signal]
     return 0 if result.all_scored else EXIT_INCOMPLETE
+
+
+def interrupted_line(exc: Interrupted, out_dir: str) -> str:
+    """What a run ended by a signal before it began says (its one line)."""
+    return f"{exc} before the run began: nothing in {out_dir} was changed\n"
 
 
 def dry_run(cfg: RunConfig, as_json: bool) -> int:

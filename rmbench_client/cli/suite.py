@@ -12,7 +12,7 @@ from .. import benchmarks
 from ..config import RunConfig
 from ..errors import DataError
 from ..suite import Planned
-from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run
+from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run, interrupted_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,7 +26,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_suite(args: argparse.Namespace, console: Console) -> int:
-    from ..runner import EXIT_INTERRUPTED, run
+    from ..interrupts import EXIT_INTERRUPTED, Interrupted
+    from ..runner import run
     from ..suite import SUITE_MD, model_dir, plan_suite, run_suite
 
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
@@ -45,6 +46,10 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
         except DataError as exc:  # before its run directory was made: none is named (the table says why)
             sys.stderr.write(f"{cfg.benchmark}: not run: {exc}\n")
             raise
+        except Interrupted as exc:  # the suite's table is still written from the runs that ended before
+            sys.stderr.write(interrupted_line(exc, str(cfg.out_dir())))
+            ended["signal"] = exc.signal
+            return
         sys.stderr.write(f"{cfg.benchmark}: {cfg.out_dir()}\n")
         ended["signal"] = result.signal
         if not result.all_scored:

@@ -15,7 +15,7 @@ from asyncio_throttle import Throttler
 from ..admission import Admission
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
-from ..backends.session import Session, ssl_context
+from ..backends.session import DeadlineClient, Session, ssl_context
 from ..chat_templates import resolve_template
 from ..config import ClientOptions, RoleConfig, RunConfig
 from ..discovery import source_for
@@ -34,7 +34,8 @@ def _connections(role: RoleConfig) -> int:
 def make_transport(role: RoleConfig, options: ClientOptions) -> Session:
     """One role's connections: an aiohttp session (backends/session.py), as httpx's own pool costs ~2.5 ms of CPU
     per request at 16 connections."""
-    return Session(role.verify_tls, options.connect_timeout, options.read_timeout, _connections(role))
+    timeouts = (options.connect_timeout, options.read_timeout)
+    return Session(role.verify_tls, *timeouts, _connections(role), request_timeout=options.request_timeout)
 
 
 def make_client(
@@ -43,11 +44,13 @@ def make_client(
     """One role's httpx client (the judge's openai client, health probes): on the role's session when given, so
     every request shares its pool, proxies and TLS; else httpx's own pool, sized for the role."""
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
+    deadline = options.request_timeout
     if transport is not None:  # proxies come from the session (trust_env): httpx must not mount its own
         mounts = transport.httpx_mounts(role.urls() if urls is None else urls)
-        return httpx.AsyncClient(timeout=timeout, transport=transport.httpx_transport(), mounts=mounts, trust_env=False)
+        via = transport.httpx_transport()
+        return DeadlineClient(timeout=timeout, transport=via, mounts=mounts, trust_env=False, deadline=deadline)
     limits = httpx.Limits(max_connections=_connections(role), max_keepalive_connections=_connections(role))
-    return httpx.AsyncClient(timeout=timeout, limits=limits, verify=ssl_context(role.verify_tls))
+    return DeadlineClient(timeout=timeout, limits=limits, verify=ssl_context(role.verify_tls), deadline=deadline)
 
 
 def endpoints(

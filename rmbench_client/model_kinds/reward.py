@@ -99,7 +99,10 @@ class RewardModel:
         return await self._fingerprint(on(ep))
 
     async def _fingerprint(self, call: Call) -> list[float]:
-        return [v for values in await self._score_payloads(self._payloads(FINGERPRINT_PROBES), call) for v in values]
+        probes = await self._score_payloads(self._payloads(FINGERPRINT_PROBES), call)
+        for values in probes:  # a head_index or head_weights that does not fit the head: found before any scoring
+            self.reduce(values)
+        return [v for values in probes for v in values]
 
     async def _check_text_bos(self) -> None:
         assert self.template is not None
@@ -179,10 +182,15 @@ class RewardModel:
         weights = self.options.head_weights
         if weights is not None:
             if len(weights) != len(outputs):
-                raise ConfigError(f"head_weights has {len(weights)} weights but the head has {len(outputs)} outputs")
+                raise ConfigError(
+                    f"reward.head_weights has {len(weights)} weights but the model's head has {len(outputs)} outputs"
+                )
             return sum(w * v for w, v in zip(weights, outputs, strict=True))
         if self.options.head_index >= len(outputs):
-            raise ConfigError(f"head_index {self.options.head_index} but the head has {len(outputs)} outputs")
+            raise ConfigError(
+                f"reward.head_index is {self.options.head_index} but the model's head has {len(outputs)} outputs "
+                f"(indices 0-{len(outputs) - 1})"
+            )
         return outputs[self.options.head_index]
 
     def details(self, ex: Example, values: list[Any]) -> dict[str, Any] | None:
