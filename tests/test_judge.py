@@ -92,8 +92,8 @@ def test_judge_request_and_answer():
 @pytest.mark.parametrize(
     ("body", "error", "says"),
     [
-        (b"<html>Bad Gateway</html>", RetryableError, "answer is not JSON"),
-        (b'{"choices": [', RetryableError, "answer is not JSON"),
+        (b"<html>Bad Gateway</html>", ShapeError, "answer is not JSON"),
+        (b'{"choices": [', ShapeError, "answer is not JSON"),
         ({"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]}, ShapeError, "choices.0.message"),
         ({"id": "x", "object": "chat.completion"}, ShapeError, "choices"),
         ({"error": {"message": "no such model", "code": 400}}, SampleError, "error answer (code 400): no such model"),
