@@ -130,7 +130,7 @@ class EndpointPool:
                     state.sent += 1
                     result = await fn(state.endpoint)
             except RetryableError as exc:
-                self._release(state, failed=not exc.overloaded)
+                self._release(state, failed=not exc.overloaded, error=exc)
                 if attempt >= self._max_retries:
                     raise
                 delay = retry_delay(attempt, exc.retry_after)
@@ -187,14 +187,14 @@ class EndpointPool:
             handle.cancel()
             self._sleepers.discard(fut)
 
-    def _release(self, state: _State, failed: bool) -> None:
+    def _release(self, state: _State, failed: bool, error: BaseException | None = None) -> None:
         state.inflight -= 1
         if not failed:
             state.failures = 0
         else:
             state.failures += 1
             if state.healthy and state.failures >= self._eject_after:
-                self._eject(state)
+                self._eject(state, f"after {state.failures} failures (the last: {error})")
         self._wake(1)
 
     def _eject(self, state: _State, why: str = "") -> None:

@@ -52,8 +52,17 @@ def run(cfg: Path, data: Path, out: Path) -> int:
     return main(["run", "--config", str(cfg), "--data", str(data), "--out", str(out), "--no-progress"])
 
 
+def untimed(value: Any) -> Any:
+    """A sample line without what a judge's answer took (`seconds`): the one field two equal runs differ in."""
+    if isinstance(value, dict):
+        return {k: untimed(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [untimed(v) for v in value]
+    return value
+
+
 def samples(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / C.SAMPLES_FILE).read_text().splitlines()]
+    return [untimed(json.loads(line)) for line in (out / C.SAMPLES_FILE).read_text().splitlines()]
 
 
 def scored(*fakes: FakeVllm) -> int:
