@@ -20,7 +20,7 @@ from typing import IO, Any
 
 import orjson
 
-from . import benchmarks
+from . import benchmarks, event_loop, workers
 from . import constants as C
 from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
@@ -244,7 +244,12 @@ async def score_examples(
             outcome.identity = epoch_identity(model.identity, store) or {}
             scoring = _Scoring(model, bench, store, samples)
             if outcome.signal is None:  # a signal during the start-up checks: nothing to score
-                scoring_task = asyncio.ensure_future(scoring.run(examples, outcome, progress, in_flight(cfg)))
+                if cfg.client.workers > 1:  # several scoring processes (workers.py)
+                    path = files.run_dir.path / C.STORE_FILE
+                    work = workers.score(cfg, bench, examples, scoring, outcome, progress, path)
+                else:
+                    work = scoring.run(examples, outcome, progress, in_flight(cfg))
+                scoring_task = asyncio.ensure_future(work)
                 try:
                     await scoring_task
                 except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
@@ -271,7 +276,7 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
     with RunDirectory(cfg.out_dir()) as run_dir:
         files = RunFiles(run_dir, cfg, fresh)
         try:
-            outcome = asyncio.run(score_examples(cfg, bench, examples, files, progress))
+            outcome = event_loop.run(score_examples(cfg, bench, examples, files, progress))
         finally:
             files.close()
         for warning in outcome.warnings:
