@@ -7,6 +7,9 @@ from typing import Any
 
 import httpx
 
+from rmbench_client.backends.base import Endpoint
+from rmbench_client.backends.session import Answer
+
 
 class Recorder(httpx.AsyncBaseTransport):
     """MockTransport that remembers every request and every response it handed out."""
@@ -36,3 +39,24 @@ def completion(text: str) -> dict:
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
+
+
+class HttpxSender:
+    """An endpoint's transport (`backends.base.Transport`) over an httpx client: a MockTransport's answers reach
+    the code under test as the role's aiohttp session hands them over (status, headers, body)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def send(self, method: str, url: httpx.URL | str, headers: dict[str, str], body: bytes | None) -> Answer:
+        response = await self.client.request(method, url, content=body, headers=headers)
+        try:
+            content = await response.aread()
+        finally:
+            await response.aclose()
+        return Answer(response.status_code, list(response.headers.raw), content)
+
+
+def endpoint(url: str, model: str, client: httpx.AsyncClient, headers: dict[str, str] | None = None) -> Endpoint:
+    """An endpoint whose requests go to `client` (its MockTransport)."""
+    return Endpoint(url, model, client, headers or {}, transport=HttpxSender(client))

@@ -11,12 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers_http import Recorder
+from helpers_http import Recorder, endpoint
 
 import rmbench_client.endpoint_pool as scheduler
 from rmbench_client import constants as C
 from rmbench_client import retry
-from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.transport import request_json
 from rmbench_client.endpoint_pool import EndpointPool
 from rmbench_client.errors import EndpointError, RetryableError, SampleError
@@ -63,7 +62,7 @@ async def pooled_call(transport: Recorder, max_retries: int = 8, **pool_args: An
     # short patience and probe interval: a regression fails in seconds instead of waiting out the defaults
     pool_args = {"all_down_patience": 2.0, "probe_interval": 0.01} | pool_args
     async with httpx.AsyncClient(transport=transport) as client:
-        pool = EndpointPool("reward", [Endpoint(URL, "m", client)], max_retries=max_retries, **pool_args)
+        pool = EndpointPool("reward", [endpoint(URL, "m", client)], max_retries=max_retries, **pool_args)
         try:
             return await pool.call(lambda ep: request_json(ep, "POST", "/pooling", {"input": "x"})), pool.retries
         finally:
@@ -139,7 +138,7 @@ def test_non_json_answer_is_retryable():
 
     async def go() -> None:
         async with httpx.AsyncClient(transport=transport) as client:
-            await request_json(Endpoint(URL, "m", client), "GET", "/x")
+            await request_json(endpoint(URL, "m", client), "GET", "/x")
 
     with pytest.raises(RetryableError, match="not JSON"):
         asyncio.run(go())

@@ -12,7 +12,7 @@ from asyncio_throttle import Throttler
 
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
-from ..backends.session import Session, ssl_context
+from ..backends.session import Session
 from ..chat_templates import resolve_template
 from ..config import ClientOptions, RoleConfig, RunConfig
 from ..endpoint_pool import EndpointPool
@@ -34,24 +34,22 @@ def make_transport(role: RoleConfig, options: ClientOptions) -> Session:
     return Session(role.verify_tls, options.connect_timeout, options.read_timeout, _connections(role))
 
 
-def make_client(role: RoleConfig, options: ClientOptions, transport: Session | None = None) -> httpx.AsyncClient:
-    """One role's httpx client (the judge's openai client, health probes): on the role's session when given, so
-    every request shares its pool, proxies and TLS; else httpx's own pool, sized for the role."""
+def make_client(role: RoleConfig, options: ClientOptions, transport: Session) -> httpx.AsyncClient:
+    """One role's httpx client (the judge's openai client, health probes) on the role's session, so every request
+    shares its pool, proxies and TLS."""
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
-    if transport is not None:  # proxies come from the session (trust_env): httpx must not mount its own
-        mounts = transport.httpx_mounts(role.endpoints)
-        return httpx.AsyncClient(timeout=timeout, transport=transport.httpx_transport(), mounts=mounts, trust_env=False)
-    limits = httpx.Limits(max_connections=_connections(role), max_keepalive_connections=_connections(role))
-    return httpx.AsyncClient(timeout=timeout, limits=limits, verify=ssl_context(role.verify_tls))
+    # proxies come from the session (trust_env): httpx must not mount its own
+    mounts = transport.httpx_mounts(role.endpoints)
+    return httpx.AsyncClient(timeout=timeout, transport=transport.httpx_transport(), mounts=mounts, trust_env=False)
 
 
-def endpoints(
-    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Session | None = None
-) -> list[Endpoint]:
-    """The role's endpoints; with the client's own transport, requests go to it directly."""
+def endpoints(name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Session) -> list[Endpoint]:
+    """The role's endpoints; scoring requests go to the role's session directly."""
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return [Endpoint(url.rstrip("/"), role.served_model, client, headers, transport) for url in role.endpoints]
+    return [
+        Endpoint(url.rstrip("/"), role.served_model, client, headers, transport=transport) for url in role.endpoints
+    ]
 
 
 def _table(kind: str, role: str, backend: str, table: Any) -> Any:
@@ -75,8 +73,7 @@ async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") ->
         for name in cfg.roles_used():
             role = cfg.roles[name]
             transport = make_transport(role, cfg.client)
-            if transport is not None:  # None: the bench's comparison with httpx's own pool
-                stack.push_async_callback(transport.aclose)
+            stack.push_async_callback(transport.aclose)
             client = await stack.enter_async_context(make_client(role, cfg.client, transport))
             eps = endpoints(name, role, client, transport)
             served[name] = await preflight(name, eps, role.backend)

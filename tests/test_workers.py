@@ -1,0 +1,169 @@
+"""`run --workers N`: several scoring processes over one run directory give what one process gives, sample for
+sample, with one store and one summary, and lose nothing on Ctrl-C.
+
+The quick tests run against the bench's simulated vLLM endpoints (bench/sim_server.py: vLLM's answer shapes,
+deterministic values); the last one against a real vLLM CPU server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, port
+from helpers_cli import CLI, RUN_TIMEOUT, TINY_REWARD_TEMPLATE, cli, stored, summary, write_config
+
+SIM_SERVER = REPO / "bench" / "sim_server.py"
+SIM_TEMPLATE = (  # what bench/sim_server.py renders (its `render`)
+    "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}</s>{% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
+PROMPTS = "120"  # of the chat and safety-response files
+
+
+@contextmanager
+def sim_endpoints(ports: list[int]) -> Iterator[list[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, str(SIM_SERVER), "--ports", ",".join(map(str, ports))], stdout=subprocess.PIPE
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+        yield [f"http://127.0.0.1:{p}" for p in ports]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def sim_config(tmp_path: Path, urls: list[str]) -> Path:
+    template = tmp_path / "sim.jinja"
+    template.write_text(SIM_TEMPLATE)
+    cfg = {
+        "model": "sim-reward",
+        "roles": {"reward": {"served_model": "sim-reward", "endpoints": urls}},
+        "reward": {"template": str(template)},
+    }
+    path = tmp_path / "sim.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def run(config: Path, data: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    args = ["run", "--config", str(config), "--data", str(data), "--out", str(out), "--no-progress", "--json"]
+    return cli(*args, "--limit", PROMPTS, *extra)
+
+
+def without_config(s: dict) -> dict:
+    """The summary but the run's own settings (`--workers` is one of them)."""
+    return {k: v for k, v in s.items() if k not in ("config",)}
+
+
+def dry_run(config: Path, data: Path, out: Path) -> dict:
+    proc = run(config, data, out, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout))
+
+
+def test_workers_equal_one_process(fault_data, tmp_path):
+    with sim_endpoints([port(81), port(82), port(83)]) as urls:
+        config = sim_config(tmp_path, urls)
+        one = run(config, fault_data, tmp_path / "one")
+        three = run(config, fault_data, tmp_path / "three", "--workers", "3")
+    assert one.returncode == 0, one.stderr[-2000:]
+    assert three.returncode == 0, three.stderr[-2000:]
+    samples = (tmp_path / "three" / "samples.jsonl").read_text().splitlines()
+    assert len(samples) == int(PROMPTS)
+    assert samples == (tmp_path / "one" / "samples.jsonl").read_text().splitlines()
+    assert without_config(summary(tmp_path / "three")) == without_config(summary(tmp_path / "one"))
+    # one store, one summary: the same files as one process leaves, and nothing per worker
+    assert sorted(os.listdir(tmp_path / "three")) == sorted(os.listdir(tmp_path / "one"))
+    assert stored(tmp_path / "three") == stored(tmp_path / "one")
+
+
+def workers_of(pid: int) -> set[int]:
+    """The worker processes (multiprocessing's spawned children) of process `pid`."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if f"\nPPid:\t{pid}\n" in status and b"spawn_main" in cmdline:
+            found.add(int(entry))
+    return found
+
+
+def stored_now(out: Path) -> int:
+    """Units in the run's store so far (none while it is being made)."""
+    try:
+        return stored(out) if (out / "scores.sqlite").exists() else 0
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_workers_interrupted_lose_nothing(fault_data, tmp_path):
+    out = tmp_path / "run"
+    with sim_endpoints([port(84)]) as urls:
+        config = sim_config(tmp_path, urls)
+        args = [CLI, "run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--no-progress"]
+        # two requests at a time (one per worker) of ~0.13 s: the run takes several seconds
+        proc = subprocess.Popen(
+            [*args, "--limit", PROMPTS, "--workers", "2", "--concurrency", "2"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while stored_now(out) < 60:
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        workers = workers_of(proc.pid)
+        assert len(workers) == 2
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the run's process group
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err[-2000:]
+        assert not any(Path(f"/proc/{pid}").exists() for pid in workers), "a worker outlived the run"
+
+        interrupted = summary(out)
+        lines = (out / "samples.jsonl").read_text().splitlines()
+        plan = dry_run(config, fault_data, out)
+        assert 0 < interrupted["scored"] < int(PROMPTS)
+        # every prompt the store completes is in the outputs: nothing the workers committed is lost
+        assert len(lines) == interrupted["scored"] == plan["stored_prompts"]
+        assert stored(out) == plan["stored_units"]
+
+        resumed = run(config, fault_data, out)  # one process, only what is missing
+        whole = run(config, fault_data, tmp_path / "whole")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    assert json.loads(resumed.stdout)["scored"] == int(PROMPTS)
+    assert (out / "samples.jsonl").read_text() == (tmp_path / "whole" / "samples.jsonl").read_text()
+
+
+@pytest.mark.server
+def test_workers_on_a_real_server(cpu_servers, fault_data, tmp_path):
+    config = write_config(tmp_path / "c.yaml", [cpu_servers.urls["reward"]])
+    one = run(config, fault_data, tmp_path / "one")
+    two = run(config, fault_data, tmp_path / "two", "--workers", "2")
+    assert one.returncode == 0, one.stderr[-2000:]
+    assert two.returncode == 0, two.stderr[-2000:]
+    assert TINY_REWARD_TEMPLATE.exists()
+    samples = (tmp_path / "two" / "samples.jsonl").read_text().splitlines()
+    assert len(samples) == int(PROMPTS)
+    assert samples == (tmp_path / "one" / "samples.jsonl").read_text().splitlines()
+    assert without_config(summary(tmp_path / "two")) == without_config(summary(tmp_path / "one"))
+    assert sorted(os.listdir(tmp_path / "two")) == sorted(os.listdir(tmp_path / "one"))
