@@ -245,8 +245,7 @@ async def score_examples(
             scoring = _Scoring(model, bench, store, samples)
             if outcome.signal is None:  # a signal during the start-up checks: nothing to score
                 if cfg.client.workers > 1:  # several scoring processes (workers.py)
-                    path = files.run_dir.path / C.STORE_FILE
-                    work = workers.score(cfg, bench, examples, scoring, outcome, progress, path)
+                    work = workers.score(cfg, bench, examples, scoring, outcome, progress, files.run_dir.path)
                 else:
                     work = scoring.run(examples, outcome, progress, in_flight(cfg))
                 scoring_task = asyncio.ensure_future(work)

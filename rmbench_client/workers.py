@@ -52,32 +52,51 @@ def shards(examples: list[Example], workers: int) -> list[list[Example]]:
     return [s for s in (examples[k::workers] for k in range(workers)) if s]
 
 
-class _Tally(io.TextIOBase):
-    """A worker's samples.jsonl: counts the prompts finished (one line each) for the run's progress bar; the run
-    writes the real file from the store."""
+class _Tally(io.StringIO):
+    """A worker's view of samples.jsonl: its lines appended as its prompts finish (what `status` counts; the run
+    rewrites the file in dataset order at the end), and counted for the run's progress bar."""
 
-    def __init__(self, done: Any) -> None:
+    def __init__(self, path: Path, done: Any) -> None:
+        self._file = path.open("a", encoding="utf-8")  # O_APPEND: each flush lands whole after the others' lines
         self._done = done
 
     def write(self, s: str) -> int:
-        self._done.value += 1
+        self._done.value += 1  # one line per prompt
+        return self._file.write(s)
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+class _Discard(io.StringIO):
+    """Where the run's own collection writes its lines: the outputs are written from its results at the end."""
+
+    def write(self, s: str) -> int:
         return len(s)
 
 
 class _ShardFiles:
     """What a worker's scoring writes to: the run's store (opened as it is: the run has already cleared what it
-    should) and a tally in place of samples.jsonl."""
+    should) and the run's samples.jsonl, appended to."""
 
-    def __init__(self, store_path: Path, done: Any) -> None:
-        self.store_path, self.done = store_path, done
+    def __init__(self, run_dir: Path, done: Any) -> None:
+        self.run_dir, self.done = run_dir, done
         self.store: ScoreStore | None = None
+        self.samples: _Tally | None = None
 
     def start(self) -> tuple[ScoreStore, _Tally]:
-        self.store = ScoreStore(self.store_path)
+        self.store = ScoreStore(self.run_dir / C.STORE_FILE)
         self.store.others_write()  # the other workers' results are looked up, not sent again
-        return self.store, _Tally(self.done)
+        self.samples = _Tally(self.run_dir / C.SAMPLES_FILE, self.done)
+        return self.store, self.samples
 
     def close(self) -> None:
+        if self.samples is not None:
+            self.samples.close()
         if self.store is not None:
             self.store.close()
 
@@ -111,11 +130,11 @@ async def _score_shard(cfg: RunConfig, bench_name: str, examples: list[Example],
         watch.cancel()
 
 
-def _work(cfg: RunConfig, bench_name: str, examples: list[Example], store_path: Path, done: Any,
+def _work(cfg: RunConfig, bench_name: str, examples: list[Example], run_dir: Path, done: Any,
           report: Connection, parent: Connection) -> None:  # fmt: skip
     """A worker process: score a shard into the store, then send the run what the shard's outcome was."""
     os.setpgrp()  # a terminal's Ctrl-C reaches the run alone, which passes it on once
-    files = _ShardFiles(store_path, done)
+    files = _ShardFiles(run_dir, done)
     found: dict[str, Any] = {}
     try:
         outcome = event_loop.run(_score_shard(cfg, bench_name, examples, files, parent))
@@ -149,7 +168,7 @@ class _Worker:
         return ended
 
 
-def _start(cfg: RunConfig, bench: benchmarks.Benchmark, parts: list[list[Example]], store_path: Path) -> list[_Worker]:
+def _start(cfg: RunConfig, bench: benchmarks.Benchmark, parts: list[list[Example]], run_dir: Path) -> list[_Worker]:
     ctx = multiprocessing.get_context("spawn")  # never fork a process with an event loop and threads
     one = worker_config(cfg, len(parts))
     started = []
@@ -157,7 +176,7 @@ def _start(cfg: RunConfig, bench: benchmarks.Benchmark, parts: list[list[Example
         done = ctx.RawValue("q", 0)
         report_recv, report_send = ctx.Pipe(duplex=False)
         alive_recv, alive_send = ctx.Pipe(duplex=False)
-        args = (one, bench.name, part, store_path, done, report_send, alive_recv)
+        args = (one, bench.name, part, run_dir, done, report_send, alive_recv)
         process = ctx.Process(target=_work, args=args, name=f"rmbench-worker-{k}")
         process.start()
         report_send.close()
@@ -221,11 +240,11 @@ async def score(
     scoring: _Scoring,
     outcome: Outcome,
     progress: bool,
-    store_path: Path,
+    run_dir: Path,
 ) -> None:
     """Score `examples` in cfg.client.workers processes, then finish every prompt the store completes (as a
     rerun would); cancelled (a signal), the workers are stopped first and the prompts they completed are kept."""
-    workers = _start(cfg, bench, shards(examples, cfg.client.workers), store_path)
+    workers = _start(cfg, bench, shards(examples, cfg.client.workers), run_dir)
     interrupted = False
     try:
         with ProgressBar(len(examples), progress) as bar:
@@ -248,6 +267,7 @@ def _collect(scoring: _Scoring, examples: list[Example], outcome: Outcome) -> No
     """Every prompt the store completes goes into the run's results; the others stay unscored."""
     scoring.store.others_write()
     scoring.keys = UnitKeys(outcome.identity)  # as `_Scoring.run` keys them
+    scoring.samples = _Discard()  # the workers' lines stay as they are until the outputs are written
     for ex, _, _ in scoring._pending(examples, outcome, ProgressBar(0, False)):
         if outcome.aborted is None and ex.id not in outcome.failures:
             outcome.failures[ex.id] = "not scored by its worker"

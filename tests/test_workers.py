@@ -133,6 +133,7 @@ def test_workers_interrupted_lose_nothing(fault_data, tmp_path):
             time.sleep(0.05)
         workers = workers_of(proc.pid)
         assert len(workers) == 2
+        assert (out / "samples.jsonl").read_text().count("\n") > 0  # `status` sees the workers' progress
         os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the run's process group
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err[-2000:]
