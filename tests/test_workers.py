@@ -168,3 +168,39 @@ def test_workers_on_a_real_server(cpu_servers, fault_data, tmp_path):
     assert samples == (tmp_path / "one" / "samples.jsonl").read_text().splitlines()
     assert without_config(summary(tmp_path / "two")) == without_config(summary(tmp_path / "one"))
     assert sorted(os.listdir(tmp_path / "two")) == sorted(os.listdir(tmp_path / "one"))
+
+
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie that no one reaped counts as ended)."""
+    try:
+        return "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+
+
+def test_workers_stop_when_the_run_is_killed(fault_data, tmp_path):
+    out = tmp_path / "run"
+    with sim_endpoints([port(85)]) as urls:
+        config = sim_config(tmp_path, urls)
+        args = [CLI, "run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--no-progress"]
+        # every prompt (286), one request at a time per worker: their shards would take ~20 s more
+        proc = subprocess.Popen(
+            [*args, "--workers", "2", "--concurrency", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while stored_now(out) < 30:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        workers = workers_of(proc.pid)
+        assert len(workers) == 2
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 5
+        while not all(gone(pid) for pid in workers):
+            assert time.monotonic() < deadline, "a worker of a killed run kept running"
+            time.sleep(0.05)
+        kept = stored(out)
+        resumed = run(config, fault_data, out)  # the first PROMPTS of them
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(resumed.stdout)["scored"] == int(PROMPTS)
+    assert stored(out) >= kept
