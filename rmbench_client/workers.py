@@ -89,8 +89,10 @@ class _ShardFiles:
         self.samples: _Tally | None = None
 
     def start(self) -> tuple[ScoreStore, _Tally]:
+        # as it is: a worker that finds it empty keeps the store's shortcut (it looks up only what it put), so a
+        # sequence of two workers' prompts may go out twice (the same value, one row), rather than every prompt
+        # costing a lookup
         self.store = ScoreStore(self.run_dir / C.STORE_FILE)
-        self.store.others_write()  # the other workers' results are looked up, not sent again
         self.samples = _Tally(self.run_dir / C.SAMPLES_FILE, self.done)
         return self.store, self.samples
 
