@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, port
-from helpers_cli import CLI, RUN_TIMEOUT, TINY_REWARD_TEMPLATE, cli, stored, summary, write_config
+from helpers_cli import CLI, RUN_TIMEOUT, TINY_REWARD_TEMPLATE, cli, one_error_line, stored, summary, write_config
 
 SIM_SERVER = REPO / "bench" / "sim_server.py"
 SIM_TEMPLATE = (  # what bench/sim_server.py renders (its `render`)
@@ -204,3 +204,8 @@ def test_workers_stop_when_the_run_is_killed(fault_data, tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads(resumed.stdout)["scored"] == int(PROMPTS)
     assert stored(out) >= kept
+
+
+def test_workers_must_be_at_least_one():
+    proc = cli("run", "--endpoint", "http://127.0.0.1:9", "--served-model", "x", "--workers", "0")
+    one_error_line(proc, 2, "client.workers")
