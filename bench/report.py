@@ -74,6 +74,7 @@ def sim_ratios(raw: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
     key = f"p8_sim_{max(SIM_ENDPOINTS)}_endpoints_{SIM_WORKERS}_workers"
     if runs := raw.get(key):  # the same run in SIM_WORKERS worker processes
         out[f"p8_sim_sequences_per_s_64_endpoints_{SIM_WORKERS}_workers"] = runs[0]["sequences_per_s"]
+        out[f"p8_scoring_cpu_ms_per_sequence_64_{SIM_WORKERS}_workers"] = runs[0]["scoring_cpu_ms_per_sequence"]
         out[f"p8_whole_run_cpu_ms_per_sequence_64_{SIM_WORKERS}_workers"] = runs[0]["cpu_ms_per_sequence"]
     return out
 

@@ -200,11 +200,12 @@ def sim_runs(add: Any) -> None:
 
 def sim_sample(add: Any, key: str, sample: Sample, phases: dict[str, Any], **extra: Any) -> None:
     sent = phases["sent"]
-    cpu = sample.client_cpu_s + sample.child_cpu_s  # the workers are this process's children
+    workers = sample.child_cpu_s  # the workers are this process's children, and they only score
+    cpu = sample.client_cpu_s + workers
     rate = sent / phases["scoring_s"]
     add(key, sample, **phases, **extra, sequences_per_s=round(rate, 1),
         cpu_ms_per_sequence=round(1000 * cpu / sent, 4),
-        scoring_cpu_ms_per_sequence=round(1000 * phases["scoring_cpu_s"] / sent, 4),
+        scoring_cpu_ms_per_sequence=round(1000 * (phases["scoring_cpu_s"] + workers) / sent, 4),
         event_loop=event_loop.name(), loadavg=os.getloadavg())  # fmt: skip
     log.info("P8 %s: %.0f sequences/s, %.4f ms of client CPU per sequence (%.1f %% of request time in the client)",
              key, rate, 1000 * cpu / sent, 100 * extra.get("client_queue_share", float("nan")))  # fmt: skip
