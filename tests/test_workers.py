@@ -105,6 +105,14 @@ def workers_of(pid: int) -> set[int]:
     return found
 
 
+def gone(pid: int) -> bool:
+    """The process has ended (a zombie that no one reaped counts as ended)."""
+    try:
+        return "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+
+
 def stored_now(out: Path) -> int:
     """Units in the run's store so far (none while it is being made)."""
     try:
@@ -113,31 +121,41 @@ def stored_now(out: Path) -> int:
         return 0
 
 
+def two_workers(config: Path, data: Path, out: Path, *extra: str) -> subprocess.Popen:
+    """`run --workers 2` in the background, two requests at a time (one per worker) of ~0.13 s each: a run of
+    several seconds; in its own process group, as a terminal would start it."""
+    args = ["run", "--config", str(config), "--data", str(data), "--out", str(out), "--no-progress"]
+    return subprocess.Popen(
+        [CLI, *args, "--workers", "2", "--concurrency", "2", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def wait_stored(out: Path, units: int, proc: subprocess.Popen) -> set[int]:
+    """Until the run's store holds `units` values; the run's two workers."""
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while stored_now(out) < units:
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    return workers_of(proc.pid)
+
+
 def test_workers_interrupted_lose_nothing(fault_data, tmp_path):
     out = tmp_path / "run"
     with sim_endpoints([port(84)]) as urls:
         config = sim_config(tmp_path, urls)
-        args = [CLI, "run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--no-progress"]
-        # two requests at a time (one per worker) of ~0.13 s: the run takes several seconds
-        proc = subprocess.Popen(
-            [*args, "--limit", PROMPTS, "--workers", "2", "--concurrency", "2"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + RUN_TIMEOUT
-        while stored_now(out) < 60:
-            assert proc.poll() is None, proc.communicate()[1][-2000:]
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        workers = workers_of(proc.pid)
+        proc = two_workers(config, fault_data, out, "--limit", PROMPTS)
+        workers = wait_stored(out, 60, proc)
         assert len(workers) == 2
         assert (out / "samples.jsonl").read_text().count("\n") > 0  # `status` sees the workers' progress
         os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the run's process group
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err[-2000:]
-        assert not any(Path(f"/proc/{pid}").exists() for pid in workers), "a worker outlived the run"
+        assert all(gone(pid) for pid in workers), "a worker outlived the run"
 
         interrupted = summary(out)
         lines = (out / "samples.jsonl").read_text().splitlines()
@@ -170,35 +188,20 @@ def test_workers_on_a_real_server(cpu_servers, fault_data, tmp_path):
     assert sorted(os.listdir(tmp_path / "two")) == sorted(os.listdir(tmp_path / "one"))
 
 
-def gone(pid: int) -> bool:
-    """The process has ended (a zombie that no one reaped counts as ended)."""
-    try:
-        return "\nState:\tZ" in Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return True
-
-
 def test_workers_stop_when_the_run_is_killed(fault_data, tmp_path):
     out = tmp_path / "run"
     with sim_endpoints([port(85)]) as urls:
         config = sim_config(tmp_path, urls)
-        args = [CLI, "run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--no-progress"]
-        # every prompt (286), one request at a time per worker: their shards would take ~20 s more
-        proc = subprocess.Popen(
-            [*args, "--workers", "2", "--concurrency", "2"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        deadline = time.monotonic() + RUN_TIMEOUT
-        while stored_now(out) < 30:
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
-        workers = workers_of(proc.pid)
+        proc = two_workers(config, fault_data, out)  # every prompt (286): the shards would take ~20 s more
+        workers = wait_stored(out, 30, proc)
         assert len(workers) == 2
         proc.kill()
-        proc.wait()
+        proc.wait()  # not communicate(): the workers hold the run's stdout and stderr while they live
         deadline = time.monotonic() + 5
         while not all(gone(pid) for pid in workers):
             assert time.monotonic() < deadline, "a worker of a killed run kept running"
             time.sleep(0.05)
+        proc.communicate()  # closes the pipes
         kept = stored(out)
         resumed = run(config, fault_data, out)  # the first PROMPTS of them
     assert resumed.returncode == 0, resumed.stderr[-2000:]
