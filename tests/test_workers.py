@@ -144,7 +144,12 @@ def wait_stored(out: Path, units: int, proc: subprocess.Popen) -> set[int]:
     return workers_of(proc.pid)
 
 
-def test_workers_interrupted_lose_nothing(fault_data, tmp_path):
+@pytest.mark.parametrize(
+    ("sig", "group", "code"),
+    [(signal.SIGINT, True, 130), (signal.SIGTERM, False, 143)],
+    ids=["ctrl-c to the process group", "sigterm to the run"],
+)
+def test_workers_interrupted_lose_nothing(fault_data, tmp_path, sig, group, code):
     out = tmp_path / "run"
     with sim_endpoints([port(84)]) as urls:
         config = sim_config(tmp_path, urls)
@@ -152,9 +157,12 @@ def test_workers_interrupted_lose_nothing(fault_data, tmp_path):
         workers = wait_stored(out, 60, proc)
         assert len(workers) == 2
         assert (out / "samples.jsonl").read_text().count("\n") > 0  # `status` sees the workers' progress
-        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: the run's process group
+        if group:
+            os.killpg(proc.pid, sig)  # a terminal's Ctrl-C: the run's process group
+        else:
+            proc.send_signal(sig)  # `kill PID`: the run alone, which passes it on
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130, err[-2000:]
+        assert proc.returncode == code, err[-2000:]
         assert all(gone(pid) for pid in workers), "a worker outlived the run"
 
         interrupted = summary(out)
