@@ -23,6 +23,9 @@ import yaml
 from conftest import REPO, port
 from helpers_cli import CLI, RUN_TIMEOUT, TINY_REWARD_TEMPLATE, cli, one_error_line, stored, summary, write_config
 
+from rmbench_client.config import RunConfig
+from rmbench_client.workers import shards, worker_config
+
 SIM_SERVER = REPO / "bench" / "sim_server.py"
 SIM_TEMPLATE = (  # what bench/sim_server.py renders (its `render`)
     "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}</s>{% endfor %}"
@@ -220,3 +223,20 @@ def test_workers_stop_when_the_run_is_killed(fault_data, tmp_path):
 def test_workers_must_be_at_least_one():
     proc = cli("run", "--endpoint", "http://127.0.0.1:9", "--served-model", "x", "--workers", "0")
     one_error_line(proc, 2, "client.workers")
+
+
+def test_each_endpoint_keeps_the_runs_load():
+    cfg = RunConfig.from_data(
+        {
+            "model": "m",
+            "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"], "concurrency": 8}},
+            "client": {"rate_limit": 30.0, "workers": 3},
+        }
+    )
+    one = worker_config(cfg, 3)
+    assert one.roles["reward"].concurrency == 2  # 3 workers x 2 <= 8 requests at once per endpoint
+    assert one.client.rate_limit == 10.0 and one.client.workers == 1
+    single = cfg.replace(roles={"reward": cfg.roles["reward"].replace(concurrency=1)})
+    assert worker_config(single, 3).roles["reward"].concurrency == 1  # never below one
+    assert shards(list(range(10)), 3) == [[0, 3, 6, 9], [1, 4, 7], [2, 5, 8]]
+    assert shards([0], 3) == [[0]]  # fewer prompts than workers: fewer workers
