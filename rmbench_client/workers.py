@@ -5,8 +5,8 @@ The run's own process does what a one-process run does — the start-up checks, 
 and hands the scoring to N worker processes (spawned: each its own interpreter, event loop and connections).
 Worker k scores prompts k, k+N, k+2N, ... into the run's one score store (SQLite in WAL mode: each worker's
 commits are its own transactions), after its own start-up checks, which must find the models the run checked
-(the same epochs, else it stops). Each endpoint gets no more requests at once than with one process: a worker
-sends at most max(1, concurrency // N) to each endpoint (N where concurrency < N), and a rate limit is split
+(the same epochs, else it stops). An endpoint's requests at once stay within the run's concurrency (N where that
+is below N): a worker sends at most max(1, concurrency // N) to each endpoint, and a rate limit is split
 evenly. Once the workers have ended, the run reads every result from the store, as a rerun would, and writes one
 samples.jsonl and one summary.
 A prompt that failed in a worker is a failure of the run (with the worker's reason), retried by the next run.
