@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from constants import SIM_ENDPOINTS, SIM_WORKERS
 from harness import REPEATS, median
 from steps import Bench
 
@@ -19,6 +20,7 @@ TARGETS = {
     "p7_client_cpu_ms_per_sequence_dpo": ("<=", 1.0),
     "p8_sim_sequences_per_s_16_endpoints": (">=", 5000.0),
     "p8_sim_client_queue_share": ("<", 0.05),
+    "p8_scoring_cpu_ms_per_sequence_64": ("<=", 0.1),
     "p9_client_peak_rss_mb_dpo": ("<=", 300.0),
     "p9_client_peak_rss_mb_pairwise": ("<=", 1024.0),
     "p10_client_fixed_cpu_s": ("<", 0.5),
@@ -61,16 +63,19 @@ def scale_ratios(b: Bench) -> dict[str, float]:
 
 def sim_ratios(raw: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
     out = {f"p8_sim_sequences_per_s_{n}_endpoints": raw[f"p8_sim_{n}_endpoints"][0]["sequences_per_s"]
-           for n in (1, 4, 16)}  # fmt: skip
+           for n in SIM_ENDPOINTS}  # fmt: skip
     out["p8_sim_client_queue_share"] = raw["p8_sim_16_endpoints"][0]["client_queue_share"]
     out["p8_sim_client_queue_share_1_endpoint"] = raw["p8_sim_1_endpoints"][0]["client_queue_share"]
-    for name in ("role", "endpoint"):  # the same 16 endpoints on httpx's own pool (where measured)
-        if runs := raw.get(f"p8_sim_httpx_per_{name}"):
-            out[f"p8_sim_sequences_per_s_16_httpx_pool_per_{name}"] = runs[0]["sequences_per_s"]
-    if runs := raw.get("p8_sim_httpx2_per_role"):  # httpx2's own pool, one client per role
-        out["p8_sim_sequences_per_s_16_httpx2_pool_per_role"] = runs[0]["sequences_per_s"]
-    if runs := raw.get("p8_sim_httpx_on_aiohttp"):
-        out["p8_sim_sequences_per_s_16_httpx_on_aiohttp"] = runs[0]["sequences_per_s"]
+    out["p8_sim_client_queue_share_64_endpoints"] = raw["p8_sim_64_endpoints"][0]["client_queue_share"]
+    for n in (16, 64):  # the client's CPU per sequence: scoring (what bounds the rate it feeds), the whole run
+        row = raw[f"p8_sim_{n}_endpoints"][0]
+        out[f"p8_scoring_cpu_ms_per_sequence_{n}"] = row["scoring_cpu_ms_per_sequence"]
+        out[f"p8_whole_run_cpu_ms_per_sequence_{n}"] = row["cpu_ms_per_sequence"]
+    key = f"p8_sim_{max(SIM_ENDPOINTS)}_endpoints_{SIM_WORKERS}_workers"
+    if runs := raw.get(key):  # the same run in SIM_WORKERS worker processes
+        out[f"p8_sim_sequences_per_s_64_endpoints_{SIM_WORKERS}_workers"] = runs[0]["sequences_per_s"]
+        out[f"p8_scoring_cpu_ms_per_sequence_64_{SIM_WORKERS}_workers"] = runs[0]["scoring_cpu_ms_per_sequence"]
+        out[f"p8_whole_run_cpu_ms_per_sequence_64_{SIM_WORKERS}_workers"] = runs[0]["cpu_ms_per_sequence"]
     return out
 
 
@@ -136,6 +141,8 @@ ROWS = [
     ("P8", "client, reward, 1 simulated endpoint", "p8_sim_1_endpoints"),
     ("P8", "client, reward, 4 simulated endpoints", "p8_sim_4_endpoints"),
     ("P8", "client, reward, 16 simulated endpoints", "p8_sim_16_endpoints"),
+    ("P8", "client, reward, 64 simulated endpoints", "p8_sim_64_endpoints"),
+    ("P8", f"client, reward, 64 endpoints, {SIM_WORKERS} workers", f"p8_sim_64_endpoints_{SIM_WORKERS}_workers"),
 ]
 
 

@@ -1,5 +1,5 @@
 """The client's own costs where the server is fast (bench/run.py): P4's tiny-model runs and P7 (client CPU per
-sequence, reward and DPO, profiled with cProfile), P8 (one client on 1, 4 and 16 simulated GPU endpoints,
+sequence, reward and DPO, profiled with cProfile), P8 (one client on 1, 4, 16 and 64 simulated GPU endpoints,
 bench/sim_server.py), P9 (peak RSS of the client as its own process: a full RM-Bench DPO run and a large
 generated pairwise dataset) and P10 (CPU of a one-prompt run of the command line: the fixed cost per run)."""
 
@@ -15,7 +15,6 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +23,11 @@ import yaml
 from harness import DATA_DIR, QUICK, ROOT, SERVER_PY, TINY_MODELS, WORK, client_run, config, log, servers
 from measure import Sample, measure
 
+from rmbench_client import event_loop
 from rmbench_client.backends import vllm as vllm_backend
 from rmbench_client.config import RunConfig
 from rmbench_client.datasets.files import read_records
 from rmbench_client.datasets.rmbench import files_in
-from rmbench_client.model_kinds import factory
 
 CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
 SIM_TEMPLATE = (  # the simulated endpoints' chat template (bench/sim_server.py `render`)
@@ -118,7 +117,8 @@ def sim_data(copies: int) -> Path:
 
 @contextmanager
 def sim_endpoints(n: int) -> Iterator[list[str]]:
-    ports = [B.SIM_PORT_BASE + i for i in range(n)]
+    base = int(os.environ.get("BENCH_SIM_PORT_BASE") or B.SIM_PORT_BASE)
+    ports = [base + i for i in range(n)]
     cmd = [sys.executable, str(ROOT / "bench" / "sim_server.py"), "--ports", ",".join(map(str, ports))]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, cwd=ROOT)
     try:
@@ -179,6 +179,10 @@ class QueueShare:
 
 
 def sim_runs(add: Any) -> None:
+    """P8: one client on 1, 4, 16 and 64 simulated endpoints; at 64 also with B.SIM_WORKERS worker processes.
+    Besides the rate, the client's CPU per sequence sent: the whole run in this process (loading the data, the
+    start-up checks, scoring, the outputs; the workers' CPU added where there are workers) and scoring alone.
+    CPU per sequence does not depend on how busy the machine is, as a rate does."""
     data = sim_data(B.SIM_QUICK_COPIES if QUICK else B.SIM_COPIES)
     for n in B.SIM_ENDPOINTS:
         with sim_endpoints(n) as urls:
@@ -186,74 +190,25 @@ def sim_runs(add: Any) -> None:
             client_run(cfg.replace(limit=4, out=str(WORK / "client-sim-warmup")))
             with QueueShare() as q:
                 sample, phases = measure(lambda cfg=cfg: client_run(cfg))
-            rate = phases["sent"] / phases["scoring_s"]
-            add(f"p8_sim_{n}_endpoints", sample, **phases, sequences_per_s=round(rate, 1),
-                client_queue_share=round(q.share(), 4), requests=q.requests)  # fmt: skip
-            log.info("P8 %d endpoint(s): %.0f sequences/s, %.1f %% of request time in the client", n, rate,
-                     100 * q.share())  # fmt: skip
-            if n == max(B.SIM_ENDPOINTS):
-                httpx_transport(cfg, add)
+            sim_sample(add, f"p8_sim_{n}_endpoints", sample, phases, client_queue_share=round(q.share(), 4),
+                       requests=q.requests)  # fmt: skip
+            if n == max(B.SIM_ENDPOINTS) and B.SIM_WORKERS > 1:
+                many = cfg.replace(client=cfg.client.replace(workers=B.SIM_WORKERS))
+                sample, phases = measure(lambda many=many: client_run(many))
+                sim_sample(add, f"p8_sim_{n}_endpoints_{B.SIM_WORKERS}_workers", sample, phases)
 
 
-def httpx2_client() -> Any:
-    """make_client on httpx2's own pool (httpx's successor, which openai 3.x runs on), sized as make_client sizes
-    httpx's; None where httpx2 is not installed."""
-    try:
-        import httpx2
-    except ImportError:
-        return None
-
-    class Client(httpx2.AsyncClient):
-        async def request(self, method: str, url: Any, **kw: Any) -> Any:  # the client builds httpx's URL objects
-            return await super().request(method, str(url), **kw)
-
-    def make(role: Any, options: Any, transport: Any = None) -> Any:
-        n = factory._connections(role)
-        timeout = httpx2.Timeout(options.read_timeout, connect=options.connect_timeout)
-        return Client(timeout=timeout, limits=httpx2.Limits(max_connections=n, max_keepalive_connections=n))
-
-    return make
-
-
-def httpx_transport(cfg: RunConfig, add: Any) -> None:
-    """The same run through httpx objects instead of the role's aiohttp session directly (backends/session.py):
-    a third of the data on httpx's own pool — one client per role, and one per endpoint — on httpx over the
-    same aiohttp session (httpx-aiohttp's transport: the pool is aiohttp's, the per-request objects httpx's), and
-    on httpx2's own pool, one client per role."""
-    saved_transport, saved_endpoints, saved_client = factory.make_transport, factory.endpoints, factory.make_client
-    for name in ("role", "endpoint", "aiohttp", "httpx2"):
-        if name == "httpx2" and not httpx2_client():
-            continue
-        if name != "aiohttp":
-            factory.make_transport = lambda role, options: None  # type: ignore[assignment]  # make_client: httpx's pool
-        if name == "httpx2":
-            factory.make_client = httpx2_client()  # type: ignore[assignment]
-        if name == "endpoint":
-
-            def own_clients(role_name: str, role: Any, client: Any, transport: Any = None) -> list[Any]:
-                return [  # each endpoint its own client, sized as make_client sizes one for a one-endpoint role
-                    replace(ep, client=factory.make_client(role.replace(endpoints=[ep.url]), cfg.client))
-                    for ep in saved_endpoints(role_name, role, client, transport)
-                ]
-
-            factory.endpoints = own_clients  # type: ignore[assignment]
-        if name == "aiohttp":
-
-            def through_httpx(role_name: str, role: Any, client: Any, transport: Any = None) -> list[Any]:
-                return [replace(ep, transport=None) for ep in saved_endpoints(role_name, role, client, transport)]
-
-            factory.endpoints = through_httpx  # type: ignore[assignment]
-        try:
-            run = cfg.replace(limit=B.SIM_HTTPX_PROMPTS, out=str(WORK / f"client-sim-httpx-{name}"))
-            sample, phases = measure(lambda run=run: client_run(run))
-        finally:
-            factory.make_transport, factory.endpoints = saved_transport, saved_endpoints  # type: ignore[assignment]
-            factory.make_client = saved_client  # type: ignore[assignment]
-        rate = phases["sent"] / phases["scoring_s"]
-        named = {"aiohttp": "p8_sim_httpx_on_aiohttp", "httpx2": "p8_sim_httpx2_per_role"}
-        key = named.get(name, f"p8_sim_httpx_per_{name}")
-        add(key, sample, **phases, sequences_per_s=round(rate, 1))
-        log.info("P8 through httpx (%s): %.0f sequences/s", name, rate)
+def sim_sample(add: Any, key: str, sample: Sample, phases: dict[str, Any], **extra: Any) -> None:
+    sent = phases["sent"]
+    workers = sample.child_cpu_s  # the workers are this process's children, and they only score
+    cpu = sample.client_cpu_s + workers
+    rate = sent / phases["scoring_s"]
+    add(key, sample, **phases, **extra, sequences_per_s=round(rate, 1),
+        cpu_ms_per_sequence=round(1000 * cpu / sent, 4),
+        scoring_cpu_ms_per_sequence=round(1000 * (phases["scoring_cpu_s"] + workers) / sent, 4),
+        event_loop=event_loop.name(), loadavg=os.getloadavg())  # fmt: skip
+    log.info("P8 %s: %.0f sequences/s, %.4f ms of client CPU per sequence (%.1f %% of request time in the client)",
+             key, rate, 1000 * cpu / sent, 100 * extra.get("client_queue_share", float("nan")))  # fmt: skip
 
 
 # --- P9: a large pairwise dataset ----------------------------------------------------------------------------------

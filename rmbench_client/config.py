@@ -216,6 +216,7 @@ class ClientOptions(Strict, frozen=True, kw_only=True):
     request_timeout: Positive = C.REQUEST_TIMEOUT_S  # one whole request, its answer read: a trickle ends too
     max_retries: Annotated[int, Meta(ge=0)] = C.MAX_RETRIES
     all_down_patience: Annotated[float, Meta(ge=0)] = C.ALL_DOWN_PATIENCE_S
+    workers: AtLeastOne = C.WORKERS  # scoring processes sharing the run (workers.py)
 
 
 class RunConfig(Strict, frozen=True, kw_only=True):

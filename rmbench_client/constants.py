@@ -279,6 +279,10 @@ MAX_CONCURRENCY_PER_ENDPOINT = 8
 # that a release wakes a handful of waiters rather than every prompt of the benchmark
 PROMPTS_IN_FLIGHT_PER_SLOT = 2
 PROMPTS_PER_STORE_READ = 512  # prompts rendered, keyed and looked up in the store at a time
+EVENT_LOOP_ENV = "RMBENCH_EVENT_LOOP"  # "asyncio": asyncio's own loop even where uvloop is installed (event_loop.py)
+WORKERS = 1  # scoring processes of one run (`run --workers`, client.workers: workers.py)
+WORKER_POLL_S = 0.2  # how often a run with workers looks at their progress and whether they ended
+WORKER_STOP_S = 10.0  # after a signal, how long workers get to commit and leave before they are killed
 MAX_RETRIES = 8
 RETRY_INITIAL_DELAY_S = 0.5
 RETRY_MAX_DELAY_S = 30.0

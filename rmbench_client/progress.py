@@ -37,10 +37,10 @@ class ProgressBar:
             self._flush()
             self._bar.stop()
 
-    def advance(self) -> None:
+    def advance(self, prompts: int = 1) -> None:
         if self._bar is None:
             return
-        self._done += 1
+        self._done += prompts
         now = time.monotonic()
         if now - self._shown >= REFRESH_S:
             self._shown = now

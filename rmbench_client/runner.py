@@ -21,7 +21,7 @@ from typing import IO, Any
 
 import orjson
 
-from . import benchmarks
+from . import benchmarks, event_loop, workers
 from . import constants as C
 from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
@@ -247,7 +247,10 @@ async def score_examples(
             outcome.identity = epoch_identity(model.identity, store) or {}
             scoring = _Scoring(model, bench, store, samples)
             try:
-                await scoring.run(examples, outcome, progress, in_flight(cfg))
+                if cfg.client.workers > 1:  # several scoring processes (workers.py)
+                    await workers.score(cfg, bench, examples, scoring, outcome, progress, files.run_dir.path)
+                else:
+                    await scoring.run(examples, outcome, progress, in_flight(cfg))
             except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
                 outcome.aborted = str(exc)
             finally:
@@ -289,7 +292,7 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
             outcome = Outcome()
             error: BaseException | None = None
             try:
-                asyncio.run(score_examples(cfg, bench, examples, files, progress, signals, outcome))
+                event_loop.run(score_examples(cfg, bench, examples, files, progress, signals, outcome))
             except BaseException as exc:  # whatever it is, what was scored is written first
                 if not signals.touched:
                     raise  # the directory is as it was

@@ -131,6 +131,10 @@ class ScoreStore:
         if self._put_hashes is not None:
             self._put_hashes.update(hash(k) for k in items)
 
+    def others_write(self) -> None:
+        """Other processes write to this store from now on (a run's workers): every lookup reads SQLite."""
+        self._put_hashes = None
+
     def known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
         """The recorded epoch of this model, or None when the store has never seen it: the one whose fingerprint
         matches (whatever the served name, path or max_model_len); without a fingerprint (a judge), the one

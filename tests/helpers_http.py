@@ -7,6 +7,9 @@ from typing import Any
 
 import httpx
 
+from rmbench_client.backends.base import Endpoint
+from rmbench_client.backends.session import Answer
+
 
 class Recorder(httpx.AsyncBaseTransport):
     """MockTransport that remembers every request and every response it handed out."""
@@ -52,15 +55,15 @@ def chat_answer(
     return completion("") | {"choices": choices} | ({"usage": usage} if usage else {})
 
 
-Answer = tuple[int, bytes | dict, str]  # status, body (a dict is sent as JSON), content type
+JudgeAnswer = tuple[int, bytes | dict, str]  # status, body (a dict is sent as JSON), content type
 
 
 class FakeJudge:
     """A loopback OpenAI-compatible judge answering as vLLM does: /v1/models, /version, /health, and
-    /v1/chat/completions from `answer(request body) -> Answer` (swappable between runs). Remembers every chat
+    /v1/chat/completions from `answer(request body) -> JudgeAnswer` (swappable between runs). Remembers every chat
     request's body. For fault and answer-shape tests only: scores of real models come from real vLLM servers."""
 
-    def __init__(self, answer: Callable[[dict], Answer], version: str = "0.32.0", served: str = "judge") -> None:
+    def __init__(self, answer: Callable[[dict], JudgeAnswer], version: str = "0.32.0", served: str = "judge") -> None:
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -108,3 +111,24 @@ class FakeJudge:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class HttpxSender:
+    """An endpoint's transport (`backends.base.Transport`) over an httpx client: a MockTransport's answers reach
+    the code under test as the role's aiohttp session hands them over (status, headers, body)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def send(self, method: str, url: httpx.URL | str, headers: dict[str, str], body: bytes | None) -> Answer:
+        response = await self.client.request(method, url, content=body, headers=headers)
+        try:
+            content = await response.aread()
+        finally:
+            await response.aclose()
+        return Answer(response.status_code, list(response.headers.raw), content)
+
+
+def endpoint(url: str, model: str, client: httpx.AsyncClient, headers: dict[str, str] | None = None) -> Endpoint:
+    """An endpoint whose requests go to `client` (its MockTransport)."""
+    return Endpoint(url, model, client, headers or {}, transport=HttpxSender(client))

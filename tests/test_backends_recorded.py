@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers_http import endpoint
 
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.sglang import SglangReward
@@ -58,7 +59,7 @@ class Server:
 def call(server: Server, fn: Callable[[Endpoint], Any]) -> Any:
     async def main() -> Any:
         async with httpx.AsyncClient(transport=httpx.MockTransport(server.handler)) as client:
-            return await fn(Endpoint("http://tgi.test", "the-model", client))
+            return await fn(endpoint("http://tgi.test", "the-model", client))
 
     return asyncio.run(main())
 
@@ -68,7 +69,7 @@ def checked_reward_model(server: Server, backend: str, template: ChatTemplate) -
 
     async def main() -> RewardModel:
         async with httpx.AsyncClient(transport=httpx.MockTransport(server.handler)) as client:
-            pool = EndpointPool(backend, [Endpoint("http://rm.test", "rm", client)], max_retries=0)
+            pool = EndpointPool(backend, [endpoint("http://rm.test", "rm", client)], max_retries=0)
             role = RoleConfig(served_model="rm", endpoints=["http://rm.test"], backend=backend)  # type: ignore[arg-type]
             impl = {"tei": TeiReward, "sglang": SglangReward}[backend]()
             model = RewardModel(pool, role, RewardOptions(template=template.source), impl, template, {"id": "rm"})

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers_http import endpoint
 
 import rmbench_client.endpoint_pool as scheduler
 from rmbench_client.backends.base import Endpoint
@@ -70,7 +71,7 @@ def test_least_outstanding_spreads_concurrent_calls():
 
     async def go() -> list[Any]:
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
-            pool = make_pool("reward", [Endpoint(A, "m", client), Endpoint(B, "m", client)], concurrency=8)
+            pool = make_pool("reward", [endpoint(A, "m", client), endpoint(B, "m", client)], concurrency=8)
             results = await asyncio.gather(*(pool.call(score) for _ in range(8)))
             assert pool.requests_sent() == {A: 4, B: 4}
             await pool.aclose()
@@ -87,7 +88,7 @@ def test_per_endpoint_concurrency_cap():
 
     async def go() -> None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
-            pool = make_pool("reward", [Endpoint(A, "m", client), Endpoint(B, "m", client)], concurrency=3)
+            pool = make_pool("reward", [endpoint(A, "m", client), endpoint(B, "m", client)], concurrency=3)
             await asyncio.gather(*(pool.call(score) for _ in range(60)))
             await pool.aclose()
 
@@ -105,7 +106,7 @@ def test_failing_endpoint_is_ejected_and_comes_back():
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
             pool = make_pool(
                 "reward",
-                [Endpoint(A, "m", client), Endpoint(B, "m", client)],
+                [endpoint(A, "m", client), endpoint(B, "m", client)],
                 eject_after=3,
                 probe_interval=0.005,
             )
@@ -147,7 +148,7 @@ def test_all_endpoints_down_past_patience():
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
             pool = make_pool(
                 "policy",
-                [Endpoint(A, "m", client), Endpoint(B, "m", client)],
+                [endpoint(A, "m", client), endpoint(B, "m", client)],
                 max_retries=100,
                 all_down_patience=0.2,
                 eject_after=1,
@@ -179,7 +180,7 @@ def test_sample_error_does_not_eject():
 
     async def go() -> None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
-            pool = make_pool("reward", [Endpoint(A, "m", client)], eject_after=2)
+            pool = make_pool("reward", [endpoint(A, "m", client)], eject_after=2)
             for _ in range(5):
                 with pytest.raises(SampleError):
                     await pool.call(bad_request)
@@ -197,7 +198,7 @@ def test_retryable_error_reaches_caller_after_max_retries():
 
     async def go() -> None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
-            pool = make_pool("reward", [Endpoint(A, "m", client), Endpoint(B, "m", client)], max_retries=3)
+            pool = make_pool("reward", [endpoint(A, "m", client), endpoint(B, "m", client)], max_retries=3)
             with pytest.raises(RetryableError):
                 await pool.call(score)
             assert pool.retries == 3
@@ -221,7 +222,7 @@ def test_429_never_ejects_and_the_call_succeeds():
 
     async def go() -> Any:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-            pool = make_pool("judge", [Endpoint(A, "m", client)], eject_after=1)
+            pool = make_pool("judge", [endpoint(A, "m", client)], eject_after=1)
             try:
                 result = await pool.call(score)
                 assert all(s.healthy for s in pool._states)
@@ -250,7 +251,7 @@ def test_ejected_endpoint_without_health_is_probed_with_v1_models():
 
     async def go() -> Any:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-            pool = make_pool("judge", [Endpoint(A, "m", client, {"Authorization": "Bearer k"})], eject_after=1)
+            pool = make_pool("judge", [endpoint(A, "m", client, {"Authorization": "Bearer k"})], eject_after=1)
             try:
                 task = asyncio.ensure_future(pool.call(score))
                 while count["/v1/models"] < 2:  # ejected, /health is 404, /v1/models answers 503 for now
@@ -272,7 +273,7 @@ def test_outage_past_patience_fails_waiters_and_backoff_sleepers_promptly(monkey
 
     async def go() -> tuple[list[Any], float]:
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
-            pool = make_pool("reward", [Endpoint(A, "m", client)], concurrency=2, eject_after=1, all_down_patience=0.3)
+            pool = make_pool("reward", [endpoint(A, "m", client)], concurrency=2, eject_after=1, all_down_patience=0.3)
             start = time.monotonic()
             try:
                 results = await asyncio.gather(*(pool.call(score) for _ in range(20)), return_exceptions=True)
@@ -293,7 +294,7 @@ def test_cancelling_callers_during_an_outage_leaves_the_pool_usable():
 
     async def go() -> Any:
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
-            pool = make_pool("reward", [Endpoint(A, "m", client)], concurrency=1, eject_after=1, all_down_patience=60)
+            pool = make_pool("reward", [endpoint(A, "m", client)], concurrency=1, eject_after=1, all_down_patience=60)
             tasks = [asyncio.ensure_future(pool.call(score)) for _ in range(10)]
             while servers.health_checks["a.test"] < 1:
                 await asyncio.sleep(0.005)
@@ -317,7 +318,7 @@ def test_a_woken_caller_that_is_cancelled_passes_its_slot_on():
 
     async def go() -> None:
         async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
-            pool = make_pool("reward", [Endpoint(A, "m", client)], concurrency=1)
+            pool = make_pool("reward", [endpoint(A, "m", client)], concurrency=1)
             first = asyncio.ensure_future(pool.call(score))
             await asyncio.sleep(0.005)
             second = asyncio.ensure_future(pool.call(score))  # waits for the one slot
@@ -369,7 +370,7 @@ def sourced_pool(client: httpx.AsyncClient, source: Source, admits: Admits, **kw
         "reward",
         [],
         source=source,
-        make_endpoint=lambda url: Endpoint(url, "m", client),
+        make_endpoint=lambda url: endpoint(url, "m", client),
         admission=admits,
         refresh_interval=0.01,
         **({"eject_after": 1, "probe_interval": 0.005} | kw),

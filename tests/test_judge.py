@@ -14,9 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 from helpers_data import require_rmbench
-from helpers_http import completion
+from helpers_http import completion, endpoint
 
-from rmbench_client.backends.base import Endpoint
 from rmbench_client.config import JudgeOptions, RunConfig
 from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
 from rmbench_client.model_kinds.judge import ask as ask_judge
@@ -69,7 +68,7 @@ def test_parse_rating(text, rating):
 def ask(handler) -> dict:
     async def go() -> dict:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-            ep = Endpoint("http://judge.test", "judge", client, {"Authorization": "Bearer k"})
+            ep = endpoint("http://judge.test", "judge", client, {"Authorization": "Bearer k"})
             return await ask_judge(ep, [{"role": "user", "content": "q"}], JudgeOptions(max_tokens=8), {})
 
     return asyncio.run(go())

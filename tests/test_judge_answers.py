@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers_http import Answer, FakeJudge, chat_answer
+from helpers_http import FakeJudge, JudgeAnswer, chat_answer
 
 from rmbench_client.config import RunConfig
 from rmbench_client.errors import ConfigError
@@ -46,7 +46,7 @@ def letters(body: dict) -> tuple[str, str]:
     return ("A", "B") if user.index("GOOD") < user.index("BAD") else ("B", "A")
 
 
-def healthy(body: dict) -> Answer:
+def healthy(body: dict) -> JudgeAnswer:
     good, _ = letters(body)
     return 200, chat_answer(f"Clearly better. [[{good}]]"), "application/json"
 
@@ -111,7 +111,7 @@ USAGE = {"prompt_tokens": 100, "completion_tokens": 60, "total_tokens": 160}
 SPLIT_USAGE = USAGE | {"completion_tokens_details": {"reasoning_tokens": 45}}
 
 
-def thinking(body: dict) -> Answer:
+def thinking(body: dict) -> JudgeAnswer:
     """Each prompt names the shape its answer takes; the thinking always votes for the wrong answer."""
     good, bad = letters(body)
     shape = re.search(r"shape:([\w-]+)", json.dumps(body["messages"])).group(1)  # type: ignore[union-attr]
@@ -179,7 +179,7 @@ def test_the_request_carries_the_judge_settings(tmp_path):
     assert "n" not in body and "seed" not in body
 
 
-def voting(body: dict) -> Answer:
+def voting(body: dict) -> JudgeAnswer:
     good, bad = letters(body)
     votes = {"q-win": [good, bad, good], "q-split": [good, bad, None, None], "q-none": [None] * 3}
     prompt = next(k for k in votes if k in json.dumps(body["messages"]))
@@ -213,7 +213,7 @@ def test_greedy_samples_are_refused():
                              "served_model": "j"}}, "judge": {"samples": 3}})  # fmt: skip
 
 
-def arena_hard(body: dict) -> Answer:
+def arena_hard(body: dict) -> JudgeAnswer:
     """No label on the first turn; the label when asked to continue."""
     good, _ = letters(body)
     last = body["messages"][-1]["content"]

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers_http import completion
+from helpers_http import completion, endpoint
 
 from rmbench_client import constants as C
-from rmbench_client.backends.base import Endpoint
 from rmbench_client.config import JudgeOptions
 from rmbench_client.errors import ConfigError
 from rmbench_client.examples import Example
@@ -101,7 +100,7 @@ class _Pool:
         self.client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
 
     async def call(self, fn):
-        return await fn(Endpoint("http://judge.test", "judge", self.client, {}))
+        return await fn(endpoint("http://judge.test", "judge", self.client, {}))
 
 
 def test_a_judge_sends_reward_benchs_messages_and_credits_its_verdicts():

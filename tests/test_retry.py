@@ -11,12 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers_http import Recorder
+from helpers_http import Recorder, endpoint
 
 import rmbench_client.endpoint_pool as scheduler
 from rmbench_client import constants as C
 from rmbench_client import retry
-from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.transport import request_json
 from rmbench_client.endpoint_pool import EndpointPool
 from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
@@ -63,7 +62,7 @@ async def pooled_call(transport: Recorder, max_retries: int = 8, **pool_args: An
     # short patience and probe interval: a regression fails in seconds instead of waiting out the defaults
     pool_args = {"all_down_patience": 2.0, "probe_interval": 0.01} | pool_args
     async with httpx.AsyncClient(transport=transport) as client:
-        pool = EndpointPool("reward", [Endpoint(URL, "m", client)], max_retries=max_retries, **pool_args)
+        pool = EndpointPool("reward", [endpoint(URL, "m", client)], max_retries=max_retries, **pool_args)
         try:
             return await pool.call(lambda ep: request_json(ep, "POST", "/pooling", {"input": "x"})), pool.retries
         finally:
@@ -142,7 +141,7 @@ def test_a_success_answer_that_is_not_json_fails_its_prompt_at_once(body):
 
     async def go() -> EndpointPool:
         async with httpx.AsyncClient(transport=transport) as client:
-            pool = EndpointPool("reward", [Endpoint(URL, "m", client)], max_retries=3, eject_after=1)
+            pool = EndpointPool("reward", [endpoint(URL, "m", client)], max_retries=3, eject_after=1)
             with pytest.raises(ShapeError, match="not JSON"):
                 await pool.call(lambda ep: request_json(ep, "POST", "/pooling", {"input": ["a"]}))
             await pool.aclose()

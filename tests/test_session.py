@@ -468,3 +468,22 @@ def test_an_answer_cut_off_in_transit_is_retried():
 
     with pytest.raises(RetryableError):
         run(go())
+
+
+def test_httpx_clients_on_the_session_follow_the_roles_tls_setting(tmp_path: Path):
+    """The probes' and the judge's httpx client run on the role's TLS context: verify_tls false reaches a
+    self-signed server, true refuses it."""
+
+    async def go(verify: bool) -> object:
+        server = Server(OK)
+        server.tls = self_signed(tmp_path)
+        role = session(verify)
+        try:
+            async with server as url, httpx.AsyncClient(transport=role.httpx_transport(url)) as client:
+                return (await client.post(url + "/x", content=b"hello")).json()
+        finally:
+            await role.aclose()
+
+    assert run(go(False)) == {"a": [1]}
+    with pytest.raises(httpx.TransportError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+        run(go(True))

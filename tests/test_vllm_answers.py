@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers_http import Recorder
+from helpers_http import Recorder, endpoint
 
 import rmbench_client.endpoint_pool as scheduler
 from rmbench_client.backends.base import Endpoint
@@ -43,7 +43,7 @@ def no_backoff(monkeypatch) -> list[float]:
 async def _with_endpoint(handler: Callable[[httpx.Request], httpx.Response], fn: Callable[[Endpoint], Any]) -> Any:
     transport = Recorder(handler)
     async with httpx.AsyncClient(transport=transport) as client:
-        result = await fn(Endpoint(URL, "rm", client))
+        result = await fn(endpoint(URL, "rm", client))
     assert transport.all_closed()
     return result, transport.requests
 
@@ -111,7 +111,7 @@ def test_malformed_pooling_answer_fails_without_retries(no_backoff):
     async def go() -> EndpointPool:
         backend = VllmReward()
         async with httpx.AsyncClient(transport=transport) as client:
-            pool = EndpointPool("reward", [Endpoint(URL, "rm", client)], eject_after=1)
+            pool = EndpointPool("reward", [endpoint(URL, "rm", client)], eject_after=1)
             try:
                 for _ in range(2):
                     with pytest.raises(ShapeError, match="field data.0.data"):
@@ -140,7 +140,7 @@ def test_vllm_013_token_level_pooling_answer_is_asked_again_as_classify():
     async def go() -> list[list[float]]:
         backend = VllmReward()
         async with httpx.AsyncClient(transport=transport) as client:
-            ep = Endpoint(URL, "rm", client)
+            ep = endpoint(URL, "rm", client)
             return [await backend.rewards_for_messages(ep, CONV) for _ in range(2)]
 
     assert asyncio.run(go()) == [[0.75], [0.75]]
@@ -330,7 +330,7 @@ def test_render_ids_falls_back_to_tokenize_where_render_is_missing():
     async def go() -> list[list[list[int]]]:
         backend = VllmLogprobs()
         async with httpx.AsyncClient(transport=transport) as client:
-            ep = Endpoint(URL, "pi", client)
+            ep = endpoint(URL, "pi", client)
             return [await backend.render_ids(ep, ["ab", "abcd"]) for _ in range(2)]
 
     assert asyncio.run(go()) == [[[2, 7], [4, 7]]] * 2

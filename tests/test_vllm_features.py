@@ -8,9 +8,8 @@ import json
 from pathlib import Path
 
 import httpx
-from helpers_http import Recorder
+from helpers_http import Recorder, endpoint
 
-from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.vllm_features import Routes, release, routes_from, served_routes
 
 RECORDED = json.loads((Path(__file__).parent / "recorded" / "routes-vllm-0.32.0.json").read_text())
@@ -45,7 +44,7 @@ def test_unknown_routes_conclude_nothing():
     async def go() -> Routes:
         transport = Recorder(lambda request: httpx.Response(404, json={"detail": "Not Found"}))
         async with httpx.AsyncClient(transport=transport) as client:
-            return await served_routes(Endpoint("http://rm.test", "rm", client))
+            return await served_routes(endpoint("http://rm.test", "rm", client))
 
     routes = asyncio.run(go())
     assert routes == Routes() and not routes.lacks("/pooling")

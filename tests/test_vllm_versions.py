@@ -10,8 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers_http import endpoint
 
-from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.vllm import VllmLogprobs, VllmReward, server_version
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -38,7 +38,7 @@ def replay(version: str) -> httpx.MockTransport:
 def on(version: str, model: str, fn):  # noqa: ANN001, ANN201
     async def go():  # noqa: ANN202
         async with httpx.AsyncClient(transport=replay(version)) as client:
-            return await fn(Endpoint(URL, model, client))
+            return await fn(endpoint(URL, model, client))
 
     return asyncio.run(go())
 

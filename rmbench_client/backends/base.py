@@ -13,21 +13,30 @@ from typing import Protocol
 import httpx
 
 from ..examples import Message
-from .session import Session
+from .session import Answer
 
 Messages = list[Message]
 
 
+class Transport(Protocol):
+    """Where an endpoint's requests go: the role's aiohttp session (`session.Session`)."""
+
+    async def send(self, method: str, url: httpx.URL | str, headers: dict[str, str], body: bytes | None) -> Answer:
+        """One request; a failure to reach the server is httpx's exception (ConnectError, ReadTimeout, ...)."""
+        ...
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """One server URL serving one model; the HTTP client is shared by the endpoints of a role."""
+    """One server URL serving one model; the HTTP client (probes, the judge's openai client) and the transport
+    (scoring requests) are shared by the endpoints of a role."""
 
     url: str
     model: str
     client: httpx.AsyncClient = field(repr=False, compare=False)
     headers: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # may hold a key
-    # the role's aiohttp session, when it has one: requests then skip httpx's per-request objects
-    transport: Session | None = field(default=None, repr=False, compare=False)
+    # the role's aiohttp session: every scoring request goes to it, skipping httpx's per-request objects
+    transport: Transport = field(kw_only=True, repr=False, compare=False)
 
     def __str__(self) -> str:
         return self.url

@@ -55,32 +55,22 @@ async def request_body(ep: Endpoint, method: str, path: str, payload: Any | None
     content = orjson.dumps(payload) if payload is not None else None
     headers = ep.headers | JSON_HEADERS if content is not None else ep.headers
     try:
-        if ep.transport is not None:
-            answer = await ep.transport.send(method, url, headers, content)
-            if answer.status < 300:
-                return answer.content
-            response = httpx.Response(answer.status, headers=answer.headers, content=answer.content)
-        else:
-            response = await ep.client.request(method, url, content=content, headers=headers)
+        answer = await ep.transport.send(method, url, headers, content)
     except (httpx.TimeoutException, httpx.TransportError) as exc:
         raise RetryableError(f"{url}: {type(exc).__name__}: {str(exc) or 'connection closed'}") from None
-    try:
-        if 300 <= response.status_code < 400:  # never followed: a POST must not silently become another request
-            location = response.headers.get("location", "no Location header")
-            raise EndpointError(
-                f"{url}: HTTP {response.status_code} redirect to {location}: give the endpoint's final URL"
-            )
-        if response.status_code >= 400:
-            message = f"{url}: HTTP {response.status_code}: {_server_message(response)}"
-            if should_retry(response):
-                overloaded = response.status_code == 429  # load, not ill health: never ejects the endpoint
-                raise RetryableError(message, retry_after_seconds(response.headers), overloaded=overloaded)
-            if response.status_code in (401, 403, 404):
-                raise EndpointError(message)  # wrong key, wrong path or model: no sample would fare better
-            raise SampleError(message)
-        return response.content
-    finally:
-        await response.aclose()
+    if answer.status < 300:
+        return answer.content
+    response = httpx.Response(answer.status, headers=answer.headers, content=answer.content)
+    if answer.status < 400:  # never followed: a POST must not silently become another request
+        location = response.headers.get("location", "no Location header")
+        raise EndpointError(f"{url}: HTTP {answer.status} redirect to {location}: give the endpoint's final URL")
+    message = f"{url}: HTTP {answer.status}: {_server_message(response)}"
+    if should_retry(response):
+        overloaded = answer.status == 429  # load, not ill health: never ejects the endpoint
+        raise RetryableError(message, retry_after_seconds(response.headers), overloaded=overloaded)
+    if answer.status in (401, 403, 404):
+        raise EndpointError(message)  # wrong key, wrong path or model: no sample would fare better
+    raise SampleError(message)
 
 
 def answer_json(content: bytes, where: str | httpx.URL) -> Any:

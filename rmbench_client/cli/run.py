@@ -84,6 +84,8 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     o.add_argument("--rate-limit", dest="client.rate_limit", type=float, metavar="R", help="requests per second")
     o.add_argument("--all-down-patience", dest="client.all_down_patience", type=float, metavar="S",
                    help="seconds a role may have no endpoint up before the run stops (default 300)")  # fmt: skip
+    o.add_argument("--workers", dest="client.workers", type=int, metavar="N",
+                   help="scoring processes sharing the run, each a shard of the prompts (default 1)")  # fmt: skip
     b = p.add_argument_group("behaviour")
     b.add_argument("--fresh", action="store_true", help="forget the scores stored by earlier runs in the run directory")
     b.add_argument("--dry-run", action="store_true", help="say what is stored and what would be sent; change nothing")

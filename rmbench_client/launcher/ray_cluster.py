@@ -25,6 +25,7 @@ import httpx
 from .. import constants as C
 from .. import user_environment
 from ..backends.base import Endpoint
+from ..backends.session import Session
 from ..config import RoleConfig, RunConfig, ServeSpec
 from ..errors import ServerError
 from ..model_identity import same_model, served_identity
@@ -239,12 +240,15 @@ async def _identity(role: str, role_cfg: RoleConfig, urls: list[str]) -> None:
     """Every replica serves the configured model, and the same one (model_identity, as a run admits endpoints)."""
     key = role_cfg.api_key(role)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with httpx.AsyncClient(timeout=30.0, trust_env=False) as client:
-        eps = [Endpoint(u, role_cfg.served_model, client, headers) for u in urls]
-        try:
+    session = Session(role_cfg.verify_tls, C.CONNECT_TIMEOUT_S, C.READ_TIMEOUT_S, len(urls) + 1)
+    try:
+        async with httpx.AsyncClient(transport=session.httpx_transport(), trust_env=False) as client:
+            eps = [Endpoint(u, role_cfg.served_model, client, headers, transport=session) for u in urls]
             found = await asyncio.gather(*(served_identity(ep, role_cfg.backend) for ep in eps))
-        except Exception as exc:
-            raise ServerError(f"role {role}: {exc}") from None
+    except Exception as exc:
+        raise ServerError(f"role {role}: {exc}") from None
+    finally:
+        await session.aclose()
     for url, other in zip(urls[1:], found[1:], strict=True):
         if not same_model(found[0], other):
             raise ServerError(f"role {role}: the replicas serve different models: {urls[0]} {found[0]}, {url} {other}")

@@ -15,7 +15,7 @@ from asyncio_throttle import Throttler
 from ..admission import Admission
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
-from ..backends.session import DeadlineClient, Session, ssl_context
+from ..backends.session import DeadlineClient, Session
 from ..chat_templates import resolve_template
 from ..config import ClientOptions, RoleConfig, RunConfig
 from ..discovery import source_for
@@ -39,39 +39,34 @@ def make_transport(role: RoleConfig, options: ClientOptions) -> Session:
 
 
 def make_client(
-    role: RoleConfig, options: ClientOptions, transport: Session | None = None, urls: list[str] | None = None
+    role: RoleConfig, options: ClientOptions, transport: Session, urls: list[str] | None = None
 ) -> httpx.AsyncClient:
-    """One role's httpx client (the judge's openai client, health probes): on the role's session when given, so
-    every request shares its pool, proxies and TLS; else httpx's own pool, sized for the role."""
+    """One role's httpx client (the judge's openai client, health probes) on the role's session, so every request
+    shares its pool, proxies and TLS, with the request deadline."""
     timeout = httpx.Timeout(options.read_timeout, connect=options.connect_timeout)
-    deadline = options.request_timeout
-    if transport is not None:  # proxies come from the session (trust_env): httpx must not mount its own
-        mounts = transport.httpx_mounts(role.urls() if urls is None else urls)
-        via = transport.httpx_transport()
-        return DeadlineClient(timeout=timeout, transport=via, mounts=mounts, trust_env=False, deadline=deadline)
-    limits = httpx.Limits(max_connections=_connections(role), max_keepalive_connections=_connections(role))
-    return DeadlineClient(timeout=timeout, limits=limits, verify=ssl_context(role.verify_tls), deadline=deadline)
+    # proxies come from the session (trust_env): httpx must not mount its own
+    mounts = transport.httpx_mounts(role.urls() if urls is None else urls)
+    via = transport.httpx_transport()
+    return DeadlineClient(
+        timeout=timeout, transport=via, mounts=mounts, trust_env=False, deadline=options.request_timeout
+    )
 
 
 def endpoints(
-    name: str,
-    role: RoleConfig,
-    client: httpx.AsyncClient,
-    transport: Session | None = None,
-    urls: list[str] | None = None,
+    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Session, urls: list[str] | None = None
 ) -> list[Endpoint]:
-    """The role's endpoints (at `urls`, when found elsewhere than in the config: a Ray cluster's replicas); with the
-    client's own transport, requests go to it directly."""
+    """The role's endpoints (at `urls`, when found elsewhere than in the config: a Ray cluster's replicas); scoring
+    requests go to the role's session directly."""
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     return [
-        Endpoint(url.rstrip("/"), role.served_model, client, headers, transport)
+        Endpoint(url.rstrip("/"), role.served_model, client, headers, transport=transport)
         for url in (role.urls() if urls is None else urls)
     ]
 
 
 def endpoint_maker(
-    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Session | None = None
+    name: str, role: RoleConfig, client: httpx.AsyncClient, transport: Session
 ) -> Callable[[str], Endpoint]:
     """How the role's pool makes an Endpoint of a URL its source lists: as `endpoints` makes the config's."""
 
@@ -111,8 +106,7 @@ async def open_model_kind(
             role = cfg.roles[name]
             source = source_for(name, role)  # a Ray role's: the cluster's state API (ray_discovery), no Ray import
             transport = make_transport(role, cfg.client)
-            if transport is not None:  # None: the bench's comparison with httpx's own pool
-                stack.push_async_callback(transport.aclose)
+            stack.push_async_callback(transport.aclose)
             client = await stack.enter_async_context(make_client(role, cfg.client, transport))
             admissions[name] = Admission(name, role.backend, cfg.type)
             pools[name] = EndpointPool(
