@@ -79,7 +79,7 @@ def dry_run(config: Path, data: Path, out: Path) -> dict:
 
 
 def test_workers_equal_one_process(fault_data, tmp_path):
-    with sim_endpoints([port(81), port(82), port(83)]) as urls:
+    with sim_endpoints([port(86), port(87), port(88)]) as urls:
         config = sim_config(tmp_path, urls)
         one = run(config, fault_data, tmp_path / "one")
         three = run(config, fault_data, tmp_path / "three", "--workers", "3")
@@ -154,7 +154,7 @@ def wait_stored(out: Path, units: int, proc: subprocess.Popen) -> set[int]:
 )
 def test_workers_interrupted_lose_nothing(fault_data, tmp_path, sig, group, code):
     out = tmp_path / "run"
-    with sim_endpoints([port(84)]) as urls:
+    with sim_endpoints([port(89)]) as urls:
         config = sim_config(tmp_path, urls)
         proc = two_workers(config, fault_data, out, "--limit", PROMPTS)
         workers = wait_stored(out, 60, proc)
@@ -201,7 +201,7 @@ def test_workers_on_a_real_server(cpu_servers, fault_data, tmp_path):
 
 def test_workers_stop_when_the_run_is_killed(fault_data, tmp_path):
     out = tmp_path / "run"
-    with sim_endpoints([port(85)]) as urls:
+    with sim_endpoints([port(90)]) as urls:
         config = sim_config(tmp_path, urls)
         proc = two_workers(config, fault_data, out)  # every prompt (286): the shards would take ~20 s more
         workers = wait_stored(out, 30, proc)
