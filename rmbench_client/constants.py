@@ -332,3 +332,10 @@ REWARDBENCH_PRIOR_SCORES_DIR = "pref-sets-scores"
 REWARDBENCH_RESULT_META = ("model", "model_type", "chat_template", "ref_model")  # results-file keys besides subsets
 TGI_TEXT_CACHE_SIZE = 4096  # token-id sequence -> text sent to /generate (TGI takes text, not ids)
 TEI_MAX_BATCH = 32  # TEI --max-client-batch-size default
+
+# ---- the Python API: watch and the trackers ----
+WATCH_POLL_S = 30.0  # `watch` looks for new checkpoints this often
+# a checkpoint counts once nothing in it changed for this long (its tokenizer files come after the weights)
+WATCH_SETTLE_S = 10.0
+TRACKER_PROJECT = "rmbench-client"  # MLflow experiment / W&B project unless one is named
+TRACKER_BATCH = 1000  # metrics per MLflow log_batch call (its limit)

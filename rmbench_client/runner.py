@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,7 +241,9 @@ async def score_examples(
         if scoring_task is not None:
             scoring_task.cancel()
 
-    for sig in EXIT_INTERRUPTED:
+    # signals are the main thread's: a run in a worker thread (the API's async forms) leaves them to the caller
+    handled = tuple(EXIT_INTERRUPTED) if threading.current_thread() is threading.main_thread() else ()
+    for sig in handled:
         loop.add_signal_handler(sig, on_signal, sig)
     try:
         async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
@@ -260,7 +263,7 @@ async def score_examples(
                         raise
             outcome.warnings = list(model.warnings)
     finally:
-        for sig in EXIT_INTERRUPTED:
+        for sig in handled:
             loop.remove_signal_handler(sig)
     return outcome
 

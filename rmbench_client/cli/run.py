@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import benchmarks
 from ..config import MAIN_ROLE, RunConfig, load_config, validated
+from .watch import add_tracker_arguments, log_runs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,6 +82,7 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
                    help="write RM-Bench heatmap PNGs (default: on)")  # fmt: skip
     b.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_tracker_arguments(p)
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -136,6 +138,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     if result.failures:
         sys.stderr.write(f"{len(result.failures)} prompt(s) not scored (see failures.jsonl); rerun to retry them\n")
     sys.stderr.write(f"run directory: {result.out_dir}\n")
+    log_runs(args, [result.out_dir])
     if result.aborted:
         sys.stderr.write(
             f"error: {result.aborted}; the {result.summary.get('scored', 0)} prompt(s) scored are kept, "

@@ -12,6 +12,7 @@ from .. import benchmarks
 from ..config import RunConfig
 from ..suite import Planned
 from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run
+from .watch import log_runs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -52,6 +53,7 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     else:
         sys.stdout.write((model_dir(base) / SUITE_MD).read_text(encoding="utf-8"))
     sys.stderr.write(f"suite directory: {model_dir(base)}\n")
+    log_runs(args, [model_dir(base) / name for name in suite["benchmarks"]])
     if ended.get("signal") is not None:
         return EXIT_INTERRUPTED[ended["signal"]]
     errors = any(c["status"] == "error" for c in suite["results"].values())
