@@ -43,13 +43,13 @@ _EXPORTS = {
     "evaluate_suite_async": "api",
     "rescore": "api",
     "compare": "api",
-    "config": "api",
+    "load_config": "api",
     "with_checkpoint": "api",
     "ConfigSource": "api",
     "serve": "serving",
     "Servers": "serving",
-    "watch": "watch",
-    "WatchRow": "watch",
+    "watch": "watcher",
+    "WatchRow": "watcher",
     "load_result": "results",
     "BenchmarkResult": "results",
     "SuiteResult": "results",
@@ -67,6 +67,7 @@ _EXPORTS = {
     "ConfigError": "errors",
     "RunLockedError": "errors",
     "ServerError": "errors",
+    "TrackerError": "errors",
     "EndpointError": "errors",
 }
 __all__ = [
@@ -77,7 +78,7 @@ __all__ = [
     "evaluate_suite_async",
     "rescore",
     "compare",
-    "config",
+    "load_config",
     "with_checkpoint",
     "ConfigSource",
     "serve",
@@ -101,6 +102,7 @@ __all__ = [
     "ConfigError",
     "RunLockedError",
     "ServerError",
+    "TrackerError",
     "EndpointError",
 ]
 
@@ -108,20 +110,29 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
     from .api import (
         ConfigSource,
         compare,
-        config,
         evaluate,
         evaluate_async,
         evaluate_suite,
         evaluate_suite_async,
+        load_config,
         rescore,
         with_checkpoint,
     )
     from .config import RunConfig
-    from .errors import ConfigError, DataError, EndpointError, RmbError, RunLockedError, ServerError, UserError
+    from .errors import (
+        ConfigError,
+        DataError,
+        EndpointError,
+        RmbError,
+        RunLockedError,
+        ServerError,
+        TrackerError,
+        UserError,
+    )
     from .results import BenchmarkResult, Comparison, Estimate, Group, Scores, SuiteResult, load_result
     from .serving import Servers, serve
     from .trackers import MLflowTracker, Tracker, WandbTracker
-    from .watch import WatchRow, watch
+    from .watcher import WatchRow, watch
 
 
 def __getattr__(name: str) -> Any:

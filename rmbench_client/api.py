@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import MAIN_ROLE, RunConfig, load_config, validated
+from .config import MAIN_ROLE, RunConfig, validated
+from .config import load_config as _load_yaml_config
 from .errors import ConfigError, DataError
 from .results import BenchmarkResult, Comparison, Estimate, Scores, SuiteResult, result_of, scores_of
 from .trackers import Tracker, log_result
@@ -27,7 +28,7 @@ ConfigSource = RunConfig | str | Path | Mapping[str, Any]
 """A run's config: a `RunConfig`, an evaluation YAML's path, or a mapping of its keys."""
 
 
-def config(source: ConfigSource, overrides: Mapping[str, Any] | None = None) -> RunConfig:
+def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None) -> RunConfig:
     """The checked config of `source`, with `overrides` (dotted keys, None values ignored) applied over it.
 
     Raises:
@@ -39,7 +40,7 @@ def config(source: ConfigSource, overrides: Mapping[str, Any] | None = None) -> 
             return source
         source = source.to_data(exclude_none=True)
     if isinstance(source, str | Path):
-        return load_config(source, changes)
+        return _load_yaml_config(source, changes)
     if not isinstance(source, Mapping):
         raise ConfigError(f"a config is a RunConfig, a YAML path or a mapping, not {type(source).__name__}")
     data = _nested(dict(source), changes)
@@ -72,7 +73,7 @@ def with_checkpoint(source: ConfigSource, checkpoint: str | Path, *, role: str |
     Raises:
         ConfigError: the role is not in the config or has no `serve` section.
     """
-    cfg = config(source)
+    cfg = load_config(source)
     name = role or MAIN_ROLE.get(cfg.type, "reward")
     found = cfg.roles.get(name)  # type: ignore[call-overload]
     if found is None or found.serve is None:
@@ -86,7 +87,7 @@ def _text(path: str | Path | None) -> str | None:
 
 
 def _overridden(source: ConfigSource, **keys: Any) -> RunConfig:
-    return config(source, {k: v for k, v in keys.items() if v is not None})
+    return load_config(source, {k: v for k, v in keys.items() if v is not None})
 
 
 def run_config(
@@ -97,7 +98,7 @@ def run_config(
     from .runner import run
 
     done = run(cfg, fresh=fresh, progress=progress, heatmaps=heatmaps)
-    return result_of(done.out_dir, done.summary, done.failures), done.signal
+    return result_of(done.out_dir, done.summary, done.failures, done.sent_sequences), done.signal
 
 
 def _interrupted(sig: signal.Signals, where: Path) -> KeyboardInterrupt:
@@ -286,7 +287,7 @@ def compare(runs: Sequence[str | Path]) -> Comparison:
 __all__ = [
     "ConfigSource",
     "compare",
-    "config",
+    "load_config",
     "evaluate",
     "evaluate_async",
     "evaluate_suite",

@@ -53,12 +53,14 @@ class Scores:
     summary: Mapping[str, Any] = field(repr=False)
 
     def metrics(self, prefix: str = "") -> dict[str, float]:
-        """Flat numeric metrics for a tracker: `<prefix><benchmark>/<headline column>` and
-        `<prefix><benchmark>/<group>/<column>` (None values left out)."""
-        out = {f"{prefix}{self.benchmark}/{name}": e.value for name, e in self.headlines.items()}
+        """Flat numeric metrics for a tracker: `<prefix><benchmark>/headline`, each headline column as
+        `<benchmark>/columns/<column>` and each group's numbers as `<benchmark>/groups/<group>/<column>` (None
+        values left out). No name is a prefix path of another: MLflow's file store keeps each as a file."""
+        base = f"{prefix}{self.benchmark}"
+        out = {f"{base}/columns/{name}": e.value for name, e in self.headlines.items()}
         for g in self.groups:
-            out |= {f"{prefix}{self.benchmark}/{g.name}/{col}": e.value for col, e in g.numbers.items()}
-        out[f"{prefix}{self.benchmark}/headline"] = self.headline.value
+            out |= {f"{base}/groups/{g.name}/{col}": e.value for col, e in g.numbers.items()}
+        out[f"{base}/headline"] = self.headline.value
         return {k: float(v) for k, v in out.items() if v is not None}
 
 
@@ -76,6 +78,7 @@ class BenchmarkResult(Scores):
     scored: int
     failures: Mapping[str, str] = field(default_factory=dict)
     aborted: str | None = None
+    sent: int = 0  # what this call sent to the servers (0 when every score was stored already: a resumed run)
 
     @property
     def all_scored(self) -> bool:
@@ -164,7 +167,9 @@ def _failures(run_dir: Path) -> dict[str, str]:
     return out
 
 
-def result_of(run_dir: Path, summary: Mapping[str, Any], failures: Mapping[str, str] | None = None) -> BenchmarkResult:
+def result_of(
+    run_dir: Path, summary: Mapping[str, Any], failures: Mapping[str, str] | None = None, sent: int = 0
+) -> BenchmarkResult:
     """The typed result of a run directory whose summary is `summary`."""
     scores = scores_of(summary, str(run_dir / C.SUMMARY_FILE))
     return BenchmarkResult(
@@ -182,11 +187,13 @@ def result_of(run_dir: Path, summary: Mapping[str, Any], failures: Mapping[str, 
         scored=int(summary.get("scored", 0)),
         failures=dict(failures if failures is not None else _failures(run_dir)),
         aborted=summary.get("aborted"),
+        sent=sent,
     )
 
 
 def load_result(run_dir: str | Path) -> BenchmarkResult:
-    """The result of a finished run, read back from its run directory (`summary.json`, `failures.jsonl`).
+    """The result of a finished run, read back from its run directory (`summary.json`, `failures.jsonl`); its `sent`
+    is 0.
 
     Raises:
         DataError: the directory holds no readable summary.

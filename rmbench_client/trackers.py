@@ -10,6 +10,7 @@ the run's `summary.json` and its report page are logged as artifacts.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import constants as C
-from .errors import ConfigError, RmbError
+from .errors import ConfigError, RmbError, TrackerError
 from .results import BenchmarkResult
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,9 @@ class MLflowTracker:
 
     def _start(self) -> tuple[Any, str]:
         if self._client is None or self.run_id is None:
+            if (self.tracking_uri or "").startswith("file:"):
+                # MLflow 3 refuses its file store (in maintenance) unless allowed; a file: URI asks for exactly it
+                os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
             tracking = _library("mlflow.tracking", "mlflow")
             self._client = tracking.MlflowClient(tracking_uri=self.tracking_uri)
             found = self._client.get_experiment_by_name(self.experiment)
@@ -138,4 +142,9 @@ def log_result(tracker: Tracker, result: BenchmarkResult, step: int | None, repo
     page = _report_page(result) if report and result.scored else None
     if page is not None:
         artifacts.append(page)
-    tracker.log(metrics, step, artifacts)
+    try:
+        tracker.log(metrics, step, artifacts)
+    except RmbError:
+        raise
+    except Exception as exc:  # the tracker library's own errors (a refused store, a network failure)
+        raise TrackerError(f"{type(tracker).__name__}: {type(exc).__name__}: {exc}") from exc

@@ -1,5 +1,5 @@
 """`rmbench-client watch DIR --config C`: every new checkpoint under DIR served and evaluated as it is written
-(rmbench_client/watch.py), until Ctrl-C or SIGTERM (or one pass with --once)."""
+(rmbench_client/watcher.py), until Ctrl-C or SIGTERM (or one pass with --once)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def log_runs(args: argparse.Namespace, run_dirs: list[Path]) -> None:
 
 
 def cmd_watch(args: argparse.Namespace, console: Console) -> int:
-    from ..watch import TABLE_MD, watch
+    from ..watcher import TABLE_MD, watch
 
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
     on = trackers(args)

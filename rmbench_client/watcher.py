@@ -25,7 +25,7 @@ from types import FrameType
 from typing import Any
 
 from . import constants as C
-from .api import ConfigSource, config, evaluate_suite, with_checkpoint
+from .api import ConfigSource, evaluate_suite, load_config, with_checkpoint
 from .checkpoints import Checkpoint, complete_checkpoints
 from .config import RunConfig
 from .errors import ConfigError
@@ -188,7 +188,7 @@ def watch(
     root = Path(directory)
     if not root.is_dir():
         raise ConfigError(f"{root}: no such directory to watch")
-    cfg = config(config_source)
+    cfg = load_config(config_source)
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
