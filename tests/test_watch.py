@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, TINY_MODELS, port
-from helpers_cli import CLI
+from helpers_cli import CLI, cli, one_error_line
 from helpers_data import require_rmbench
 
 import rmbench_client as rmb
@@ -110,3 +110,15 @@ def test_watch_serves_each_checkpoint_through_vllm(tmp_path):
         assert result.scored == 4 and result.summary["identity"]["models"]["reward"]["served"] == "tiny-reward"
         assert row.headlines["rm-bench"]["value"] == result.headline.value
     assert (out / "watch.png").stat().st_size > 0 and (out / "watch.md").is_file()
+
+
+def test_watch_mistakes_are_one_error_line(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"model": "baseline:random"}))
+    one_error_line(cli("watch", str(tmp_path / "absent"), "--config", str(config)), 2, "no such directory")
+    one_error_line(cli("watch", str(tmp_path), "--config", str(tmp_path / "no.yaml")), 2, "config file not found")
+    served = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"]}}}
+    config.write_text(yaml.safe_dump(served))
+    one_error_line(cli("watch", str(tmp_path), "--config", str(config)), 2, "no serve section")
+    with pytest.raises(rmb.ConfigError, match="no serve section"):
+        rmb.watch(tmp_path, served, once=True)
