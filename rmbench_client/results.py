@@ -50,7 +50,7 @@ class Scores:
     headline: Estimate
     headlines: Mapping[str, Estimate]
     groups: tuple[Group, ...]
-    summary: Mapping[str, Any] = field(repr=False)
+    summary: dict[str, Any] = field(repr=False)
 
     def metrics(self, prefix: str = "") -> dict[str, float]:
         """Flat numeric metrics for a tracker: `<prefix><benchmark>/headline`, each headline column as
@@ -83,7 +83,7 @@ class BenchmarkResult(Scores):
     @property
     def all_scored(self) -> bool:
         """Every prompt of the run was scored (the CLI's exit code 0)."""
-        return not self.failures and self.aborted is None and self.scored == self.prompts
+        return not self.failures and self.aborted is None
 
 
 @dataclass(frozen=True)

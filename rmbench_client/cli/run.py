@@ -122,13 +122,15 @@ def config(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from ..api import run_config  # the Python API's run: the CLI prints what it returns
     from ..report.printing import print_summary
-    from ..runner import EXIT_INTERRUPTED, run
+    from ..runner import EXIT_INTERRUPTED
 
     cfg = config(args)
     if args.dry_run:
         return dry_run(cfg, args.json)
-    result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+    progress = not args.no_progress and not args.json
+    result, ended_by = run_config(cfg, fresh=args.fresh, progress=progress, heatmaps=args.heatmaps)
     if args.json:
         sys.stdout.write(json.dumps(result.summary) + "\n")
     elif result.summary.get("scored"):
@@ -137,15 +139,15 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         sys.stderr.write(f"failed: {rid}: {' '.join(reason.split())}\n")
     if result.failures:
         sys.stderr.write(f"{len(result.failures)} prompt(s) not scored (see failures.jsonl); rerun to retry them\n")
-    sys.stderr.write(f"run directory: {result.out_dir}\n")
-    log_runs(args, [result.out_dir])
+    sys.stderr.write(f"run directory: {result.run_dir}\n")
+    log_runs(args, [result.run_dir])
     if result.aborted:
         sys.stderr.write(
             f"error: {result.aborted}; the {result.summary.get('scored', 0)} prompt(s) scored are kept, "
             "rerun the same command to resume\n"
         )
-    if result.signal is not None:
-        return EXIT_INTERRUPTED[result.signal]
+    if ended_by is not None:
+        return EXIT_INTERRUPTED[ended_by]
     return 0 if result.all_scored else EXIT_INCOMPLETE
 
 

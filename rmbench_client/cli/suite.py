@@ -26,7 +26,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_suite(args: argparse.Namespace, console: Console) -> int:
-    from ..runner import EXIT_INTERRUPTED, run
+    from ..api import run_config  # the Python API's run
+    from ..runner import EXIT_INTERRUPTED
     from ..suite import SUITE_MD, model_dir, plan_suite, run_suite
 
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
@@ -40,8 +41,8 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
         if ended.get("signal") is not None:
             return  # interrupted: the other benchmarks are left for the next suite run
         sys.stderr.write(f"{cfg.benchmark}: {cfg.out_dir()}\n")
-        result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
-        ended["signal"] = result.signal
+        progress = not args.no_progress and not args.json
+        result, ended["signal"] = run_config(cfg, fresh=args.fresh, progress=progress, heatmaps=args.heatmaps)
         if not result.all_scored:
             ended["incomplete"] = True
             why = result.aborted or f"{len(result.failures)} prompt(s) not scored"
