@@ -94,7 +94,7 @@ def serve(
             if remote:
                 ray = _ray_launcher()
                 stack.callback(ray.stop_on_ray, config, remote)
-                for replica in ray.serve_on_ray(config, remote):
+                for replica in ray.serve_on_ray(config, remote, repo_root=repo_root, timeout=timeout):
                     urls.setdefault(replica.role, []).append(replica.url)
             yield Servers(
                 config=config,
