@@ -107,7 +107,8 @@ def test_watch_serves_each_checkpoint_through_vllm(tmp_path):
     assert [r.step for r in rows] == [100, 200, 300]
     for row in rows:
         result = rmb.load_result(row.directory / "rm-bench")
-        assert result.scored == 4 and result.summary["identity"]["models"]["reward"]["served"] == "tiny-reward"
+        served = result.summary["identity"]["models"]["reward"]["served"]
+        assert result.scored == 4 and served["root"] == str(root / row.checkpoint)  # the checkpoint was served
         assert row.headlines["rm-bench"]["value"] == result.headline.value
     assert (out / "watch.png").stat().st_size > 0 and (out / "watch.md").is_file()
 
