@@ -10,7 +10,7 @@ SERVER_VENV := .venv-server
 # vLLM's CPU build: the same choice unless SERVER_PYTHON says otherwise (servers/setup-cpu-venv.sh says which)
 SERVER_PYTHON ?= $(PYTHON)
 
-.PHONY: install lint test chromium bench demo serve stop models server-venv data clean compat
+.PHONY: install lint test chromium bench demo serve stop models server-venv data clean compat docs
 
 # An editable install leaves the project's own bytecode to the first import, which never writes it under
 # PYTHONDONTWRITEBYTECODE (set on these machines): every command would compile ~70 modules again.
@@ -60,6 +60,10 @@ chromium:
 	       && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq chromium >/dev/null && test -x "$(CHROMIUM)"; } \
 	  || { echo "error: the report page's browser tests need Chromium at $(CHROMIUM): install it as root" \
 	       "(Debian: apt-get install -y chromium), then run make test again" >&2; exit 1; }
+
+# The Python API's reference, generated from the docstrings of what `rmbench_client` exports (docs/python-api.md)
+docs: install
+	$(BIN)/pdoc -o docs/reference rmbench_client '!rmbench_client\.'
 
 # Downloads every benchmark on the Hugging Face hub into data/<benchmark>/, checking the known checksums.
 data: install

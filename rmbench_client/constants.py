@@ -365,3 +365,10 @@ RAY_MAX_RESTARTS = -1  # a replica is restarted (on another node if need be) as 
 RAY_PLACEMENT_TIMEOUT_S = 60.0  # for the placement groups of a `serve` once the capacity check passed
 RAY_CALL_TIMEOUT_S = 30.0  # for one call to a replica actor (its address, its stop)
 RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API
+
+# ---- the Python API: watch and the trackers ----
+WATCH_POLL_S = 30.0  # `watch` looks for new checkpoints this often
+# a checkpoint counts once nothing in it changed for this long (its tokenizer files come after the weights)
+WATCH_SETTLE_S = 10.0
+TRACKER_PROJECT = "rmbench-client"  # MLflow experiment / W&B project unless one is named
+TRACKER_BATCH = 1000  # metrics per MLflow log_batch call (its limit)

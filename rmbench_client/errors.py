@@ -6,6 +6,7 @@ RmbError                      anything this package raises on purpose
 │   └── ConfigError           a config file or flag is invalid
 │   └── RunLockedError        another run holds the run directory
 ├── ServerError               a server could not be started or stopped
+├── TrackerError              MLflow or W&B refused what a tracker logged (the run's files are written)
 └── EndpointError             an endpoint is unusable (wrong key, every endpoint down): the run stops
     ├── RetryableError        worth another try (timeouts, 408/429/5xx, dropped connections)
     └── SampleError           retrying cannot fix it (400, too long, NaN); recorded for that sample
@@ -41,6 +42,10 @@ class RunLockedError(UserError):
 
 class ServerError(RmbError):
     """A server failed to start, or to stop."""
+
+
+class TrackerError(RmbError):
+    """MLflow or Weights & Biases refused what a tracker logged; the run's own files are written already."""
 
 
 class EndpointError(RmbError):

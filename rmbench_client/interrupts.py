@@ -15,6 +15,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from types import FrameType
 from typing import Any
 
@@ -39,7 +40,9 @@ class RunSignals:
         self._previous: dict[signal.Signals, Any] = {}
 
     def __enter__(self) -> RunSignals:
-        self._previous = {sig: signal.signal(sig, self._on_signal) for sig in EXIT_INTERRUPTED}
+        # signals are the main thread's: a run in a worker thread (the API's async forms) leaves them to the caller
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {sig: signal.signal(sig, self._on_signal) for sig in EXIT_INTERRUPTED}
         return self
 
     def __exit__(self, *exc: object) -> None:

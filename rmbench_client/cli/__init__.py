@@ -1,5 +1,5 @@
-"""`rmbench-client`: run, suite, status, score, compare, report, data, serve, stop. One module per subcommand here
-(compare's and report's are in report/); user mistakes end in one line on stderr and exit code 2."""
+"""`rmbench-client`: run, suite, status, score, compare, report, data, serve, stop, watch. One module per
+subcommand here (compare's and report's are in report/); user mistakes end in one line on stderr and exit code 2."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import __version__, benchmarks
 from .. import constants as C
 from ..errors import RmbError, UserError
-from . import run, status, suite
+from . import run, status, suite, watch
 from .compare import add_compare_parser, cmd_compare
 from .data import add_data_parser, cmd_data
 from .report import add_report_parser, cmd_report
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve.add_argument("--role", action="append", metavar="ROLE", help="only this role (repeatable)")
     p_stop = sub.add_parser("stop", parents=[common], help="stop the servers `serve` started")
     p_stop.add_argument("--config", metavar="FILE", help="also remove this config's replicas from its Ray cluster")
+    watch.add_parser(sub, common)
     return parser
 
 
@@ -160,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "data": cmd_data,
         "serve": cmd_serve,
         "stop": cmd_stop,
+        "watch": watch.cmd_watch,
     }
     try:
         return commands[args.command](args, console)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .. import benchmarks
 from ..config import MAIN_ROLE, RunConfig, load_config, validated
 from ..errors import ConfigError
+from .watch import add_tracker_arguments, log_runs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -93,6 +94,7 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
                    help="write RM-Bench heatmap PNGs (default: on)")  # fmt: skip
     b.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_tracker_arguments(p)
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -161,15 +163,16 @@ def config(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    from ..api import run_config  # the Python API's run: the CLI prints what it returns
     from ..interrupts import EXIT_INTERRUPTED, Interrupted
     from ..report.printing import print_summary
-    from ..runner import run
 
     cfg = config(args)
     if args.dry_run:
         return dry_run(cfg, args.json)
+    progress = not args.no_progress and not args.json
     try:
-        result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+        result, ended_by = run_config(cfg, fresh=args.fresh, progress=progress, heatmaps=args.heatmaps)
     except Interrupted as exc:
         sys.stderr.write(interrupted_line(exc, str(cfg.out_dir())))
         return EXIT_INTERRUPTED[exc.signal]
@@ -181,14 +184,15 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         sys.stderr.write(f"failed: {rid}: {' '.join(reason.split())}\n")
     if result.failures:
         sys.stderr.write(f"{len(result.failures)} prompt(s) not scored (see failures.jsonl); rerun to retry them\n")
-    sys.stderr.write(f"run directory: {result.out_dir}\n")
+    sys.stderr.write(f"run directory: {result.run_dir}\n")
+    log_runs(args, [result.run_dir])
     if result.aborted:
         sys.stderr.write(
             f"error: {result.aborted}; the {result.summary.get('scored', 0)} prompt(s) scored are kept, "
             "rerun the same command to resume\n"
         )
-    if result.signal is not None:
-        return EXIT_INTERRUPTED[result.signal]
+    if ended_by is not None:
+        return EXIT_INTERRUPTED[ended_by]
     return 0 if result.all_scored else EXIT_INCOMPLETE
 
 

@@ -13,6 +13,7 @@ from ..config import RunConfig
 from ..errors import DataError
 from ..suite import Planned
 from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run, interrupted_line
+from .watch import log_runs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,8 +27,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_suite(args: argparse.Namespace, console: Console) -> int:
+    from ..api import run_config  # the Python API's run
     from ..interrupts import EXIT_INTERRUPTED, Interrupted
-    from ..runner import run
     from ..suite import SUITE_MD, model_dir, plan_suite, run_suite
 
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
@@ -41,8 +42,9 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
         if ended.get("signal") is not None:
             return  # interrupted: the other benchmarks are left for the next suite run
         sys.stderr.write(f"{cfg.benchmark}: running\n")
+        progress = not args.no_progress and not args.json
         try:
-            result = run(cfg, fresh=args.fresh, progress=not args.no_progress and not args.json, heatmaps=args.heatmaps)
+            result, ended["signal"] = run_config(cfg, fresh=args.fresh, progress=progress, heatmaps=args.heatmaps)
         except DataError as exc:  # before its run directory was made: none is named (the table says why)
             sys.stderr.write(f"{cfg.benchmark}: not run: {exc}\n")
             raise
@@ -51,7 +53,6 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
             ended["signal"] = exc.signal
             return
         sys.stderr.write(f"{cfg.benchmark}: {cfg.out_dir()}\n")
-        ended["signal"] = result.signal
         if not result.all_scored:
             ended["incomplete"] = True
             why = result.aborted or f"{len(result.failures)} prompt(s) not scored"
@@ -63,6 +64,7 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     else:
         sys.stdout.write((model_dir(base) / SUITE_MD).read_text(encoding="utf-8"))
     sys.stderr.write(f"suite directory: {model_dir(base)}\n")
+    log_runs(args, [model_dir(base) / name for name in suite["benchmarks"]])
     if ended.get("signal") is not None:
         return EXIT_INTERRUPTED[ended["signal"]]
     errors = any(c["status"] == "error" for c in suite["results"].values())

@@ -1,0 +1,98 @@
+"""`rmbench-client watch DIR --config C`: every new checkpoint under DIR served and evaluated as it is written
+(rmbench_client/watcher.py), until Ctrl-C or SIGTERM (or one pass with --once)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import benchmarks
+from .. import constants as C
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..trackers import Tracker
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("watch", parents=[common], help="evaluate every new checkpoint of a training run")
+    p.add_argument("directory", metavar="DIR", help="the training run's output directory (one folder per checkpoint)")
+    p.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML; its main role's serve "
+                   "section serves each checkpoint")  # fmt: skip
+    p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose data "
+                   f"is present; known: {', '.join(benchmarks.NAMES)})")  # fmt: skip
+    p.add_argument("--data", metavar="DIR", help="one folder per benchmark, as `data fetch` lays it "
+                   "out (default data/)")  # fmt: skip
+    p.add_argument("--out", metavar="DIR", help="one directory per checkpoint and the table "
+                   "(default runs/<model>/watch)")  # fmt: skip
+    p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts of each benchmark")
+    p.add_argument("--role", metavar="ROLE", help="the role the checkpoints are of (default: the run's main role)")
+    p.add_argument("--poll", type=float, default=C.WATCH_POLL_S, metavar="S", help="seconds between looks for new "
+                   f"checkpoints (default {C.WATCH_POLL_S:g})")  # fmt: skip
+    p.add_argument("--settle", type=float, default=C.WATCH_SETTLE_S, metavar="S", help="a checkpoint counts once "
+                   f"nothing in it changed for S seconds (default {C.WATCH_SETTLE_S:g})")  # fmt: skip
+    p.add_argument("--once", action="store_true", help="evaluate the complete checkpoints not yet done, then stop")
+    add_tracker_arguments(p)
+
+
+def add_tracker_arguments(p: argparse.ArgumentParser) -> None:
+    """--mlflow and --wandb (run, suite, watch): log each result to the tracker."""
+    t = p.add_argument_group("trackers (off unless given)")
+    t.add_argument("--mlflow", metavar="URI", help="log to MLflow at this tracking URI (file:./mlruns is a local "
+                   "store); needs rmbench-client[mlflow]")  # fmt: skip
+    t.add_argument("--wandb", metavar="PROJECT", help="log to this Weights & Biases project (WANDB_MODE=offline "
+                   "writes the run's files only); needs rmbench-client[wandb]")  # fmt: skip
+    if p.prog.split()[-1] != "watch":  # watch logs each checkpoint at its own step
+        t.add_argument("--step", type=int, metavar="N", help="the x-axis value the trackers log the numbers at")
+
+
+def trackers(args: argparse.Namespace) -> list[Tracker]:
+    """The trackers the flags switch on."""
+    from ..trackers import MLflowTracker, WandbTracker
+
+    found: list[Tracker] = []
+    if getattr(args, "mlflow", None):
+        found.append(MLflowTracker(args.mlflow))
+    if getattr(args, "wandb", None):
+        found.append(WandbTracker(args.wandb))
+    return found
+
+
+def log_runs(args: argparse.Namespace, run_dirs: list[Path]) -> None:
+    """`run` and `suite` with --mlflow / --wandb: each run directory's result to every tracker, at --step."""
+    on = trackers(args)
+    if not on:
+        return
+    from ..results import load_result
+    from ..trackers import log_result
+
+    try:
+        for run_dir in run_dirs:
+            if (run_dir / C.SUMMARY_FILE).is_file():
+                for tracker in on:
+                    log_result(tracker, load_result(run_dir), args.step)
+    finally:
+        for tracker in on:
+            tracker.close()
+
+
+def cmd_watch(args: argparse.Namespace, console: Console) -> int:
+    from ..watcher import TABLE_MD, watch
+
+    names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
+    on = trackers(args)
+    try:
+        rows = watch(args.directory, args.config, out=args.out, benchmarks=names, data_root=args.data,
+                     limit=args.limit, role=args.role, trackers=on, poll=args.poll, settle=args.settle,
+                     once=args.once)  # fmt: skip
+    finally:
+        for tracker in on:
+            tracker.close()
+    if rows:
+        sys.stdout.write((rows[0].directory.parent / TABLE_MD).read_text(encoding="utf-8"))
+    else:
+        sys.stderr.write(f"no complete checkpoint under {args.directory} yet\n")
+    return 0

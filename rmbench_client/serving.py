@@ -1,0 +1,114 @@
+"""`serve`: the servers of a config as a context manager, started on entry and stopped on any exit.
+
+    with serve(cfg) as servers:        # every role with a `serve` section, healthy on entry
+        result = evaluate(servers.config)
+
+Each role is started by its launcher: the local one (`launcher.start_servers`, one server per endpoint URL) or,
+for a role whose `serve.cluster` is `ray`, the Ray one, when the package has it. The servers are recorded in their
+own state directory (a fresh temporary one unless `state_dir` is given), so leaving the block stops exactly the
+servers it started and never those of `rmbench-client serve` or of another block.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import constants as C
+from .config import RunConfig
+from .errors import ConfigError, ServerError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Servers:
+    """What `serve` started: the config to evaluate with (its endpoints are the servers'), each role's URLs, and
+    the state directory they are recorded in."""
+
+    config: RunConfig
+    urls: Mapping[str, tuple[str, ...]]
+    state_dir: Path
+    pids: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+
+def _cluster(cfg: RunConfig, role: str) -> str:
+    spec = cfg.roles[role].serve  # type: ignore[index]
+    return str(getattr(spec, "cluster", "local"))  # `serve.cluster` exists once the Ray launcher does
+
+
+def _roles(cfg: RunConfig, roles: Sequence[str] | None) -> list[str]:
+    served = [str(r) for r, rc in cfg.roles.items() if rc.serve is not None]
+    names = list(dict.fromkeys(roles)) if roles else served
+    unknown = [r for r in names if r not in cfg.roles]
+    if unknown:
+        raise ConfigError(f"role {', '.join(unknown)} is not in the config (it has {', '.join(cfg.roles) or 'none'})")
+    if not names:
+        raise ConfigError("no role in the config has a 'serve' section: nothing to start")
+    return names
+
+
+@contextlib.contextmanager
+def serve(
+    config: RunConfig,
+    *,
+    roles: Sequence[str] | None = None,
+    repo_root: str | Path | None = None,
+    state_dir: str | Path | None = None,
+    timeout: float = C.SERVER_READY_TIMEOUT_S,
+) -> Iterator[Servers]:
+    """Start the servers of `config` (the roles in `roles`, default every role with a `serve` section), wait until
+    each answers `/health`, and stop them when the block ends, however it ends (an exception, Ctrl-C).
+
+    `repo_root` is where relative model paths and the server environment (`.venv-server`) are found (default: the
+    current directory, as for `rmbench-client serve`).
+
+    Raises:
+        ConfigError: a role that is not in the config, or no role to serve.
+        ServerError: a server could not be started (port in use, model path missing, not healthy in `timeout`
+            seconds); whatever this call started is stopped first.
+    """
+    names = _roles(config, roles)
+    own_state = state_dir is None
+    states = Path(tempfile.mkdtemp(prefix="rmb-serve-")) if state_dir is None else Path(state_dir)
+    local = [r for r in names if _cluster(config, r) == "local"]
+    remote = [r for r in names if r not in local]
+    urls: dict[str, list[str]] = {}
+    pids: dict[str, list[int]] = {}
+    try:
+        with contextlib.ExitStack() as stack:
+            if local:
+                from .launcher import start_servers, stop_servers
+
+                stack.callback(stop_servers, states)  # also after a start that fails half way
+                for info in start_servers(config, roles=local, repo_root=repo_root, state_dir=states, timeout=timeout):
+                    urls.setdefault(info.role, []).append(info.url)
+                    pids.setdefault(info.role, []).append(info.pid)
+            if remote:
+                ray = _ray_launcher()
+                stack.callback(ray.stop_on_ray, config, remote)
+                for replica in ray.serve_on_ray(config, remote, repo_root=repo_root, timeout=timeout):
+                    urls.setdefault(replica.role, []).append(replica.url)
+            yield Servers(
+                config=config,
+                urls={r: tuple(u) for r, u in urls.items()},
+                state_dir=states,
+                pids={r: tuple(p) for r, p in pids.items()},
+            )
+    finally:
+        if own_state:
+            shutil.rmtree(states, ignore_errors=True)
+
+
+def _ray_launcher() -> Any:
+    try:  # the Ray launcher (launcher/ray_cluster.py) comes with its own branch and extra
+        return importlib.import_module("rmbench_client.launcher.ray_cluster")
+    except ModuleNotFoundError as exc:
+        raise ServerError(f"serve.cluster ray needs the Ray launcher and its extra ({exc})") from None

@@ -1,0 +1,147 @@
+"""The Python API without servers (baseline runs, files, errors): only `rmbench_client`'s public names are used."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from helpers_cli import CLI, cli
+from helpers_data import require_rmbench
+
+import rmbench_client as rmb
+
+BASELINE = {"model": "baseline:random", "benchmark": "rm-bench"}
+
+
+def test_a_baseline_run_equals_the_clis(tmp_path):
+    data = require_rmbench()
+    result = rmb.evaluate(BASELINE, data=data, out=tmp_path / "api", limit=12)
+    proc = cli("run", "--model", "baseline:random", "--data", str(data), "--out", str(tmp_path / "cli"),
+               "--limit", "12", "--json", "--no-progress")  # fmt: skip
+    assert proc.returncode == 0 and result.all_scored, proc.stderr  # every prompt of the run scored
+    by_cli = json.loads(proc.stdout)
+    assert result.summary["overall"] == by_cli["overall"] and result.summary["domains"] == by_cli["domains"]
+    assert result.complete is False and any("--limit 12" in why for why in result.partial)
+    assert (result.prompts, result.scored, result.run_dir) == (12, 12, tmp_path / "api")
+    overall = by_cli["overall"]
+    assert result.headline_name == "avg"
+    assert result.headline == rmb.Estimate(overall["avg"], *overall["ci"]["avg"])
+    chat = next(g for g in result.groups if g.name == "chat")
+    assert chat.n == 12 and chat.numbers["hard"].value == by_cli["domains"]["chat"]["hard"]
+    assert result.metrics()["rm-bench/headline"] == overall["avg"]
+    assert rmb.load_result(tmp_path / "api") == replace(result, sent=0)  # read back: the same result
+
+
+def test_rescore_and_compare_read_what_the_run_wrote(tmp_path):
+    data = require_rmbench()
+    first = rmb.evaluate(BASELINE, data=data, out=tmp_path / "a", limit=8)
+    second = rmb.evaluate(BASELINE | {"seed": 3}, data=data, out=tmp_path / "b", limit=8)
+    again = rmb.rescore(first.run_dir / "samples.jsonl")
+    assert again.headline == first.headline and again.groups == first.groups
+    table = rmb.compare([first.run_dir, second.run_dir])
+    assert table.benchmark == "rm-bench" and table.complete == (False, False)
+    assert [row["avg"] for row in table.rows] == [first.headlines["avg"], second.headlines["avg"]]
+
+
+def test_the_async_form_runs_inside_an_event_loop(tmp_path):
+    data = require_rmbench()
+
+    async def main() -> tuple[rmb.BenchmarkResult, int]:
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        task = asyncio.ensure_future(ticker())
+        result = await rmb.evaluate_async(BASELINE, data=data, out=tmp_path / "run", limit=6)
+        task.cancel()
+        return result, ticks
+
+    result, ticks = asyncio.run(main())
+    assert result.scored == 6 and ticks > 0  # the caller's loop kept running during the run
+    assert replace(result, sent=0) == rmb.load_result(tmp_path / "run")
+
+
+def test_errors_are_the_documented_types(tmp_path):
+    with pytest.raises(rmb.ConfigError, match="config file not found"):
+        rmb.evaluate(tmp_path / "absent.yaml")
+    with pytest.raises(rmb.ConfigError, match="unknown benchmark"):
+        rmb.evaluate(BASELINE, benchmark="no-such-bench")
+    with pytest.raises(rmb.DataError):
+        rmb.evaluate(BASELINE, data=tmp_path / "empty-dir-that-is-absent", out=tmp_path / "o")
+    with pytest.raises(rmb.DataError, match="not a run directory"):
+        rmb.load_result(tmp_path)
+    with pytest.raises(rmb.ConfigError, match="no serve section"):
+        rmb.with_checkpoint({"model": "m", "roles": {"reward": {"served_model": "m",
+                            "endpoints": ["http://127.0.0.1:9"]}}}, tmp_path)  # fmt: skip
+    closed = _free_port()
+    cfg = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": [f"http://127.0.0.1:{closed}"]}}}
+    with pytest.raises(rmb.EndpointError):
+        rmb.evaluate(cfg, data=require_rmbench(), out=tmp_path / "down", limit=2)
+    assert issubclass(rmb.RunLockedError, rmb.UserError) and issubclass(rmb.UserError, rmb.RmbError)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_run_directory_held_by_a_cli_run_is_refused_as_the_cli_refuses(tmp_path):
+    """A CLI run waiting on a server that never answers holds the directory: the API's run is refused with
+    RunLockedError, as a second CLI run is (one error line, exit 2)."""
+    data = require_rmbench()
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)  # accepts connections, never answers
+    url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+    out = tmp_path / "run"
+    held = subprocess.Popen([CLI, "run", "--endpoint", url, "--served-model", "m", "--data", str(data), "--out",
+                             str(out), "--limit", "2", "--no-progress"], stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / ".lock").exists() or not (out / ".lock").read_text().strip():
+            assert time.monotonic() < deadline and held.poll() is None
+            time.sleep(0.05)
+        cfg = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": [url]}}}
+        with pytest.raises(rmb.RunLockedError, match="another run"):
+            rmb.evaluate(cfg, data=data, out=out, limit=2)
+        second = cli("run", "--endpoint", url, "--served-model", "m", "--data", str(data), "--out", str(out))
+        assert second.returncode == 2 and "another run" in second.stderr
+    finally:
+        held.kill()
+        held.wait()
+        silent.close()
+
+
+def test_no_tracker_library_is_imported_when_off(tmp_path):
+    data = require_rmbench()
+    code = (
+        "import sys, rmbench_client as rmb\n"
+        f"rmb.evaluate({BASELINE!r}, data={str(data)!r}, out={str(tmp_path / 'run')!r}, limit=3)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mlflow', 'wandb')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stdout.strip() == "[]"
+
+
+def test_the_package_exports_only_its_api():
+    names = set(rmb.__all__)
+    assert {"evaluate", "evaluate_suite", "serve", "watch", "rescore", "compare", "RmbError"} <= names
+    for name in names:
+        assert getattr(rmb, name) is not None
+    import rmbench_client.config  # noqa: F401 - a submodule's import never shadows an exported function
+
+    assert inspect.isfunction(rmb.load_config) and inspect.isfunction(rmb.watch) and inspect.isfunction(rmb.serve)
+    assert (Path(rmb.__file__).parent / "py.typed").is_file()

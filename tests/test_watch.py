@@ -1,0 +1,125 @@
+"""`watch` over a directory a "training" writes checkpoints into: copies of the tiny reward model, one of them
+incomplete for a while (its weights cut short). The baseline test kills the CLI's watch and restarts it; the
+server test serves every checkpoint through the real vLLM CPU build (`serve`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, TINY_MODELS, port
+from helpers_cli import CLI, cli, one_error_line
+from helpers_data import require_rmbench
+
+import rmbench_client as rmb
+
+
+def write_checkpoint(root: Path, step: int, complete: bool = True) -> Path:
+    """models/tiny/reward as checkpoint-<step>; incomplete: the weights cut to half (as while being written)."""
+    folder = root / f"checkpoint-{step}"
+    shutil.copytree(TINY_MODELS / "reward", folder, dirs_exist_ok=True)
+    if not complete:
+        weights = folder / "model.safetensors"
+        data = weights.read_bytes()
+        weights.write_bytes(data[: len(data) // 2])
+    return folder
+
+
+def events(out: Path) -> list[str]:
+    path = out / "watch.jsonl"
+    return [json.loads(line)["checkpoint"] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_a_cut_checkpoint_waits_and_a_killed_watch_evaluates_only_what_is_missing(tmp_path):
+    data = require_rmbench()
+    root, out = tmp_path / "train", tmp_path / "eval"
+    root.mkdir()
+    config = tmp_path / "baseline.yaml"
+    config.write_text(yaml.safe_dump({"model": "baseline:random", "data": str(data)}))
+    write_checkpoint(root, 100)
+    write_checkpoint(root, 200, complete=False)
+    args = [CLI, "watch", str(root), "--config", str(config), "--out", str(out), "--benchmarks", "rm-bench",
+            "--limit", "4", "--poll", "0.2", "--settle", "0.5", "--data", str(data.parent)]  # fmt: skip
+    env = os.environ | {"RMBENCH_DATA_DIR": str(data)}
+    first = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while events(out) != ["checkpoint-100"]:
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.1)
+        time.sleep(1.5)  # several passes: the cut checkpoint is not taken
+        assert events(out) == ["checkpoint-100"]
+    finally:
+        first.send_signal(signal.SIGKILL)  # a crash: no clean-up at all
+        first.wait()
+    done_at = (out / "checkpoint-100" / "rm-bench" / "summary.json").stat().st_mtime_ns
+    write_checkpoint(root, 200)  # now whole
+    write_checkpoint(root, 300)
+    time.sleep(0.6)
+    again = subprocess.run([*args, "--once"], capture_output=True, text=True, timeout=300, env=env)
+    assert again.returncode == 0, again.stderr
+    assert events(out) == ["checkpoint-100", "checkpoint-200", "checkpoint-300"]  # none twice
+    assert (out / "checkpoint-100" / "rm-bench" / "summary.json").stat().st_mtime_ns == done_at
+    table = json.loads((out / "watch.json").read_text())
+    assert [c["step"] for c in table["checkpoints"]] == [100, 200, 300]
+    assert all(c["results"]["rm-bench"]["status"] == "partial" for c in table["checkpoints"])
+    assert (out / "watch.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "| checkpoint-300 | 300 |" in (out / "watch.md").read_text() and "checkpoint-300" in again.stdout
+
+
+@pytest.mark.server
+def test_watch_serves_each_checkpoint_through_vllm(tmp_path):
+    """Three checkpoints written one after another (the second cut short for a pass), each served by the real vLLM
+    CPU build through `serve`: three run directories, each evaluated once, the table and the chart."""
+    data = require_rmbench()
+    root, out = tmp_path / "train", tmp_path / "eval"
+    root.mkdir()
+    url = f"http://127.0.0.1:{port(40)}"
+    serve_spec = {"engine": "vllm-cpu", "path": str(TINY_MODELS / "reward"), "dtype": "float32",
+                  "max_model_len": 4096}  # fmt: skip
+    reward = {"served_model": "tiny-reward", "endpoints": [url], "serve": serve_spec}
+    cfg = rmb.load_config({"model": "tiny-reward", "roles": {"reward": reward}, "reward": {"template": "auto"}})
+    write_checkpoint(root, 100)
+    write_checkpoint(root, 200, complete=False)
+    steps = iter([lambda: write_checkpoint(root, 200), lambda: write_checkpoint(root, 300)])
+    passes = []
+
+    def training() -> bool:
+        """Called after each pass: the next bit of "training" (after which nothing is left: stop)."""
+        passes.append(events(out))
+        step = next(steps, None)
+        if step is None:
+            return True
+        step()
+        return False
+
+    rows = rmb.watch(root, cfg, out=out, benchmarks=["rm-bench"], data_root=data.parent, limit=4, repo_root=REPO,
+                     poll=0.1, settle=0.0, stop=training)  # fmt: skip
+    assert passes[0] == ["checkpoint-100"]  # the cut one waited
+    assert events(out) == ["checkpoint-100", "checkpoint-200", "checkpoint-300"]
+    assert [r.step for r in rows] == [100, 200, 300]
+    for row in rows:
+        result = rmb.load_result(row.directory / "rm-bench")
+        served = result.summary["identity"]["models"]["reward"]["served"]
+        assert result.scored == 4 and served["root"] == str(root / row.checkpoint)  # the checkpoint was served
+        assert row.headlines["rm-bench"]["value"] == result.headline.value
+    assert (out / "watch.png").stat().st_size > 0 and (out / "watch.md").is_file()
+
+
+def test_watch_mistakes_are_one_error_line(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"model": "baseline:random"}))
+    one_error_line(cli("watch", str(tmp_path / "absent"), "--config", str(config)), 2, "no such directory")
+    one_error_line(cli("watch", str(tmp_path), "--config", str(tmp_path / "no.yaml")), 2, "config file not found")
+    served = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"]}}}
+    config.write_text(yaml.safe_dump(served))
+    one_error_line(cli("watch", str(tmp_path), "--config", str(config)), 2, "no serve section")
+    with pytest.raises(rmb.ConfigError, match="no serve section"):
+        rmb.watch(tmp_path, served, once=True)
