@@ -19,13 +19,15 @@ from msgspec import Meta, field
 from . import constants as C
 from .errors import ConfigError, located
 
-ModelType = Literal["reward", "dpo", "judge", "baseline"]
-Role = Literal["reward", "policy", "reference", "judge"]
+ModelType = Literal["reward", "dpo", "judge", "baseline", "prm"]
+Role = Literal["reward", "policy", "reference", "judge", "prm"]
 ROLES_BY_TYPE: dict[str, tuple[Role, ...]] = {  # the roles a model type may use (see RunConfig.roles_used)
     "reward": ("reward",),
     "dpo": ("policy", "reference"),
     "judge": ("judge",),
     "baseline": (),
+    # its own role: a PRM's server is started unlike a reward model's (the step tag's pooler, a generate runner)
+    "prm": ("prm",),
 }
 
 
@@ -141,6 +143,26 @@ class JudgeOptions(Strict, frozen=True, kw_only=True):
     seed: int = 0  # the answer order's seed: apart from the bootstrap's, so a new bootstrap seed re-judges nothing
 
 
+class PrmOptions(Strict, frozen=True, kw_only=True):
+    """A process reward model: how its per-step scores are read (model_kinds/prm.py, prm_critic.py)."""
+
+    # pooling: vLLM's native PRM (/pooling, step-tag pooling); logprobs: a causal LM's next-token probabilities of
+    # good_token against bad_token at each step tag; critic: a chat model names the earliest wrong step
+    method: Literal["pooling", "logprobs", "critic"] = "pooling"
+    step_tag: str | None = None  # after every step; None: C.PRM_STEP_TAG (pooling), C.PRM_LOGPROB_STEP_TAG
+    step_tag_id: int | None = None  # pooling: the server's step_tag_id (`serve` passes it; `run` checks it)
+    system: str | None = C.PRM_SYSTEM  # pooling: the system message (Qwen2.5-Math-PRM's model card); None: none
+    good_token: str = C.PRM_GOOD_TOKEN  # logprobs
+    bad_token: str = C.PRM_BAD_TOKEN
+    max_tokens: AtLeastOne = C.PRM_CRITIC_MAX_TOKENS  # critic: room for its review
+
+    def tag(self) -> str:
+        """The step tag in use: the configured one, else the method's default."""
+        if self.step_tag is not None:
+            return self.step_tag
+        return C.PRM_LOGPROB_STEP_TAG if self.method == "logprobs" else C.PRM_STEP_TAG
+
+
 class ClientOptions(Strict, frozen=True, kw_only=True):
     rate_limit: Positive | None = None  # requests per second across the run
     connect_timeout: Positive = C.CONNECT_TIMEOUT_S
@@ -164,6 +186,7 @@ class RunConfig(Strict, frozen=True, kw_only=True):
     reward: RewardOptions = field(default_factory=RewardOptions)
     dpo: DpoOptions = field(default_factory=DpoOptions)
     judge: JudgeOptions = field(default_factory=JudgeOptions)
+    prm: PrmOptions = field(default_factory=PrmOptions)
     client: ClientOptions = field(default_factory=ClientOptions)
 
     @classmethod
@@ -240,7 +263,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-MAIN_ROLE = {"reward": "reward", "dpo": "policy", "judge": "judge"}  # the role a run is named after by default
+MAIN_ROLE = {"reward": "reward", "dpo": "policy", "judge": "judge", "prm": "prm"}  # the role a run is named after by default
 
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
