@@ -112,6 +112,9 @@ class Benchmark:
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
     unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
+    # a process benchmark (PRMBench, ProcessBench): each example is one solution's steps, scored by a process model
+    # kind (model_kinds.base.ModelKind.process) into PromptScores.steps
+    process: bool = False
 
 
 def _rmbench_groups(summary: dict) -> list[str]:

@@ -144,8 +144,11 @@ class JudgeOptions(Strict, frozen=True, kw_only=True):
 
 
 class PrmOptions(Strict, frozen=True, kw_only=True):
-    """A process reward model: how its per-step scores are read (model_kinds/prm.py, prm_critic.py)."""
+    """Process benchmarks and process reward models (`prm.*`): how a PRM's per-step scores are read
+    (model_kinds/prm.py, prm_critic.py) and the threshold the benchmarks judge a step by."""
 
+    # a step scored above it is judged correct (PRMBench's rule); ProcessBench's wrong step is the first one not
+    threshold: Annotated[float, Meta(ge=0, le=1)] = C.PRM_THRESHOLD
     # pooling: vLLM's native PRM (/pooling, step-tag pooling); logprobs: a causal LM's next-token probabilities of
     # good_token against bad_token at each step tag; critic: a chat model names the earliest wrong step
     method: Literal["pooling", "logprobs", "critic"] = "pooling"

@@ -190,6 +190,9 @@ PPE_SET_KEYS = {"mmlu_pro": "answer_index", "math": "level", "gpqa": "correct_ch
                 "ifeval": "instruction_id_list", "mbpp_plus": "test_list"}  # fmt: skip
 PPE_BEST_OF_K_SHOWN = (1, 2, 4, 8, 16, 32)  # the curve's points in the table (the summary holds every K)
 
+# --- process benchmarks (PRMBench, ProcessBench) ---------------------------------------------------------------
+PRM_THRESHOLD = 0.5  # a step scored above it is judged correct (PRMBench); the first at or below it is wrong
+
 # --- statistics -------------------------------------------------------------------------------------------------
 BOOTSTRAP_SAMPLES = 1000
 BOOTSTRAP_SEED = 0

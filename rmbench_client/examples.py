@@ -45,6 +45,9 @@ class Example:
     RM-Bench: three of each (styles concise, detailed, markdown); `group` is the domain, `subgroup` the file's
     subdomain (safety-refuse / safety-response). RewardBench and pairwise data: one of each; `group` is the
     subset. RewardBench 2: the correct answers (one, or several for Ties) and the incorrect ones.
+    Process benchmarks (PRMBench, ProcessBench): no chosen or rejected responses but one solution's `steps`, scored
+    step by step by a process model kind, and `step_labels`: 1 a correct step, 0 an erroneous one, as far as the
+    benchmark labels them (ProcessBench labels the steps up to its earliest wrong one: fewer labels than steps).
     """
 
     id: str
@@ -58,6 +61,9 @@ class Example:
     # the (chosen index, rejected index) comparisons the benchmark scores (PPE Correctness: its sampled conflict
     # pairs); None: every chosen response against every rejected one
     pairs: tuple[tuple[int, int], ...] | None = None
+    # a solution's steps scored as a process (the prompt is the question), and their labels (1 correct, 0 wrong)
+    steps: tuple[str, ...] = ()
+    step_labels: tuple[int, ...] = ()
 
     def comparisons(self) -> list[tuple[int, int]]:
         """The (chosen index, rejected index) comparisons the benchmark scores, chosen-major when all are."""
@@ -80,6 +86,9 @@ class PromptScores:
     A pairwise judge gives no per-response scores but `results`: the credit (1 right, 0 wrong, 0.5 tie or
     unparsed verdict) of each chosen-vs-rejected comparison, chosen-major (RM-Bench 9, RewardBench 1), or of each of
     `pairs` where the benchmark scores only those (the example's `pairs`, carried here for scoring).
+    A process model kind gives `steps`: each step's score (its probability of being correct), possibly fewer than
+    the example's steps when the server cut the input at its length limit; `step_labels` are the example's, carried
+    here for scoring.
     `details` holds what explains the numbers in reports (DPO log-prob sums, a judge's answers); never scored.
     """
 
@@ -90,3 +99,5 @@ class PromptScores:
     results: tuple[float, ...] | None = None
     pairs: tuple[tuple[int, int], ...] | None = None
     details: dict[str, Any] | None = field(default=None, compare=False)
+    steps: tuple[float, ...] | None = None
+    step_labels: tuple[int, ...] | None = None

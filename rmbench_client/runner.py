@@ -66,6 +66,10 @@ class RunResult:
 
 def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptScores:
     values = model.merge(values)
+    if model.process:  # one raw value: the steps' scores (fewer than the steps when the input was cut)
+        steps = tuple(float(v) for v in values[0])
+        details = model.details(ex, values)
+        return PromptScores(ex.id, ex.group, (), (), steps=steps, step_labels=ex.step_labels, details=details)
     scores = tuple(model.reduce(v) for v in values)
     details = model.details(ex, values)
     if model.pairwise:
@@ -239,7 +243,9 @@ async def score_examples(
     for sig in EXIT_INTERRUPTED:
         loop.add_signal_handler(sig, on_signal, sig)
     try:
-        async with open_model_kind(cfg, bench.judge_mode) as model:
+        async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
+            if model.process != bench.process:
+                raise ConfigError(_process_mismatch(cfg, bench))
             store, samples = files.start()
             outcome.identity = epoch_identity(model.identity, store) or {}
             scoring = _Scoring(model, bench, store, samples)
@@ -257,6 +263,13 @@ async def score_examples(
         for sig in EXIT_INTERRUPTED:
             loop.remove_signal_handler(sig)
     return outcome
+
+
+def _process_mismatch(cfg: RunConfig, bench: benchmarks.Benchmark) -> str:
+    process = ", ".join(n for n, b in benchmarks.REGISTRY.items() if b.process)
+    if bench.process:
+        return f"benchmark {bench.name} scores each step of a solution: model type {cfg.type} cannot (use a PRM)"
+    return f"model type {cfg.type} scores the steps of a solution: benchmark {bench.name} has none (use {process})"
 
 
 def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset, list[Example]]:

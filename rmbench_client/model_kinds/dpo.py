@@ -85,6 +85,7 @@ def reduce(mode: str, policy: list[float], reference: list[float] | None) -> flo
 
 class DpoModel:
     pairwise = False
+    process = False
 
     def __init__(
         self,

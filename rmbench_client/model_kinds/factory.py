@@ -61,10 +61,13 @@ def _table(kind: str, role: str, backend: str, table: Any) -> Any:
 
 
 @asynccontextmanager
-async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") -> AsyncIterator[ModelKind]:
-    """The model kind of the config, its HTTP clients and pools open for the duration, checks passed."""
+async def open_model_kind(
+    cfg: RunConfig, judge_mode: JudgeMode = "pairwise", process: bool = False
+) -> AsyncIterator[ModelKind]:
+    """The model kind of the config, its HTTP clients and pools open for the duration, checks passed; `process`:
+    the benchmark scores solutions step by step (a baseline then gives per-step scores)."""
     if cfg.type == "baseline":
-        yield BaselineModel(cfg.baseline, cfg.seed)
+        yield BaselineModel(cfg.baseline, cfg.seed, process)
         return
     rate = cfg.client.rate_limit
     # one request per 1/rate seconds, shared by every role: exact for fractional rates too

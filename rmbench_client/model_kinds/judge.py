@@ -91,6 +91,8 @@ async def ask(ep: Endpoint, messages: list[dict[str, str]], options: JudgeOption
 
 
 class JudgeModel:
+    process = False
+
     def __init__(
         self,
         pool: EndpointPool,

@@ -35,6 +35,7 @@ FINGERPRINT_PROBES: list[Messages] = [
 
 class RewardModel:
     pairwise = False
+    process = False
 
     def __init__(
         self,
