@@ -7,7 +7,8 @@ kind "reward": the raw head output of each sequence (a list of floats, one per l
 kind "logprobs": log p(token_i | tokens_<i) for each token of each sequence, null for the first, the shape of
 vLLM's `prompt_logprobs`.
 kind "prm": a `Qwen2ForProcessRewardModel` (servers/build_prm.py) as its model card computes step rewards: the
-softmax of the head's two outputs at every `<extra_0>` token, its second value (the step is right).
+softmax of the head's two outputs at every `<extra_0>` token, its second value (the step is right); an input is
+token ids, or messages, which it renders with the tokenizer's chat template and encodes as the model card does.
 kind "step_logprobs" (with "good", "bad" and "tag" token ids): a causal LM read as a Math-Shepherd PRM in one
 pass: at every `tag` token, the softmax of the next-token logits of `good` and `bad`, its first value.
 Float32 throughout; each sequence runs alone, so padding cannot change a number.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -43,7 +45,7 @@ def logprobs(model_dir: str, inputs: list[list[int]]) -> list[list[float | None]
     return out
 
 
-def prm(model_dir: str, inputs: list[list[int]]) -> list[list[float]]:
+def prm(model_dir: str, inputs: list[list[Any]]) -> list[list[float]]:
     """Per-step probabilities of a Qwen2ForProcessRewardModel: its `model.` weights in transformers' Qwen2Model,
     its `score.` head as the two-layer MLP the published modeling file and vLLM's qwen2_rm.py define."""
     from safetensors.torch import load_file
@@ -56,10 +58,13 @@ def prm(model_dir: str, inputs: list[list[int]]) -> list[list[float]]:
     hidden = config.hidden_size
     head = torch.nn.Sequential(torch.nn.Linear(hidden, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 2))
     head.load_state_dict({k[len("score.") :]: v for k, v in weights.items() if k.startswith("score.")})
-    step_sep_id = AutoTokenizer.from_pretrained(model_dir).encode("<extra_0>")[0]  # as the model card finds it
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    step_sep_id = tokenizer.encode("<extra_0>")[0]  # as the model card finds it
     out = []
     with torch.inference_mode():
-        for ids in inputs:
+        for item in inputs:  # token ids, or messages rendered and encoded as the model card does
+            chat = bool(item) and isinstance(item[0], dict)
+            ids = tokenizer.encode(tokenizer.apply_chat_template(item, tokenize=False)) if chat else item
             x = torch.tensor([ids])
             probabilities = torch.softmax(head(body(input_ids=x).last_hidden_state)[0], dim=-1)
             out.append(probabilities[x[0] == step_sep_id][:, 1].tolist())

@@ -22,7 +22,7 @@ from .vllm import VllmTokenizer, finite
 PAIR_SUM_TOLERANCE = 1e-3
 
 
-class StepItem(Shape):
+class StepItem(Shape, kw_only=True):
     index: int = 0
     data: list[list[float]]  # one [wrong, right] pair per step tag
 

@@ -1,0 +1,167 @@
+"""Process reward models through real vLLM CPU servers, held against transformers in-process.
+
+- vLLM's native PRM: the tiny `Qwen2ForProcessRewardModel` (servers/build_prm.py) with step-tag pooling; every
+  step's probability equals the model card's computation (its chat template, `<extra_0>` after each step, the
+  softmax of the head's two outputs at each tag) within 1e-4; a solution longer than max_model_len is cut after
+  the last tag that fits, its first steps equal to transformers on the cut tokens; a step holding the tag fails.
+- A causal LM as a PRM (the tiny policy, Math-Shepherd's layout): each step's good-against-bad probability from the
+  DPO path's prompt log-probs equals one transformers pass reading the logits at the tags, within 1e-4.
+- A critic (the tiny policy on its chat endpoint): ProcessBench's prompt is sent, its answer stored and read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO, SERVER_PYTHON, TINY_MODELS, ReferenceScores, ensure_server_side, port
+
+from rmbench_client.config import RunConfig
+from rmbench_client.errors import ConfigError, SampleError
+from rmbench_client.examples import Example
+from rmbench_client.launcher import start_servers, stop_servers
+from rmbench_client.model_kinds.factory import open_model_kind
+
+pytestmark = pytest.mark.server
+PRM_DIR = REPO / "models" / "tiny-prm"
+CUT_LIMIT = 256  # the PRM server's max_model_len: the long solution below is cut there
+POLICY_LIMIT = 1024  # the policy's: room for the critique prompt, and still a cut of the long solution
+TOLERANCE = 1e-4
+
+
+def solution(i: int, steps: tuple[str, ...], question: str = "What is 6 * 7?") -> Example:
+    return Example(f"s{i}", "prm-test", "", question, (), (), steps=steps, step_labels=(1,) * len(steps))
+
+
+SOLUTIONS = [
+    solution(0, ("6 * 7 = 42.", "So the answer is 42.")),
+    solution(1, ("Only one step: the answer is $\\boxed{4}$.",)),
+    solution(2, ("Write x = 3.", " Spaces\n\nand lines. ", "Unicode: ÄÖü π ≤ 1.", "Done.")),
+]
+LONG = solution(3, tuple(f"Step {k}: we add the numbers of the list and keep the total in mind." for k in range(60)))
+
+
+def build_prm() -> Path:
+    ensure_server_side()
+    subprocess.run([str(SERVER_PYTHON), str(REPO / "servers" / "build_prm.py"), "--out", str(PRM_DIR)], check=True)
+    return PRM_DIR
+
+
+def prm_config(url: str, served: str, path: Path, max_model_len: int, **prm: Any) -> RunConfig:
+    serve = {"engine": "vllm-cpu", "path": str(path), "dtype": "float32", "max_model_len": max_model_len}
+    role = {"served_model": served, "endpoints": [url], "serve": serve}
+    return RunConfig.from_data({"model": served, "type": "prm", "roles": {"prm": role}, "prm": prm})
+
+
+@pytest.fixture(scope="module")
+def pooling_server(tmp_path_factory) -> Iterator[RunConfig]:
+    tag_id = json.loads((build_prm() / "prm.json").read_text())["step_tag_id"]
+    cfg = prm_config(f"http://127.0.0.1:{port(81)}", "tiny-prm", PRM_DIR, CUT_LIMIT, step_tag_id=tag_id)
+    state = tmp_path_factory.mktemp("prm-servers")
+    start_servers(cfg, repo_root=REPO, state_dir=state)  # `serve` passes the step tag's pooler config
+    try:
+        yield cfg
+    finally:
+        stop_servers(state)
+
+
+@pytest.fixture(scope="module")
+def policy_server(tmp_path_factory) -> Iterator[RunConfig]:
+    """The tiny policy served as a PRM role (the generate runner, with the log-prob flags)."""
+    ensure_server_side()
+    cfg = prm_config(f"http://127.0.0.1:{port(82)}", "tiny-policy", TINY_MODELS / "policy", POLICY_LIMIT,
+                     method="logprobs")  # fmt: skip
+    state = tmp_path_factory.mktemp("prm-policy")
+    start_servers(cfg, repo_root=REPO, state_dir=state)
+    try:
+        yield cfg
+    finally:
+        stop_servers(state)
+
+
+async def scored(cfg: RunConfig, examples: list[Example]) -> tuple[Any, list[Any]]:
+    """The model kind (checks passed) and each example's stored value, or the error it raised."""
+    async with open_model_kind(cfg, process=True) as model:
+        out: list[Any] = []
+        for ex in examples:
+            try:
+                (value,) = await model.score(ex, model.units(ex))
+            except SampleError as exc:
+                value = exc
+            out.append(value)
+        return model, out
+
+
+def test_native_prm_equals_the_model_card(pooling_server: RunConfig, reference_scores: ReferenceScores) -> None:
+    model, values = asyncio.run(scored(pooling_server, [*SOLUTIONS, LONG]))
+    assert model.identity["step_tag_id"] == pooling_server.prm.step_tag_id
+    messages = [model.messages(ex) for ex in SOLUTIONS]
+    assert messages[0][0] == {"role": "system", "content": pooling_server.prm.system}
+    assert messages[0][2]["content"] == "6 * 7 = 42.<extra_0>So the answer is 42.<extra_0>"
+    expected = reference_scores(PRM_DIR, "prm", messages)  # rendered and encoded by transformers, as the card does
+    for ex, value, want in zip(SOLUTIONS, values[:3], expected, strict=True):
+        assert len(value["steps"]) == len(ex.steps) and "cut" not in value
+        assert max(abs(a - b) for a, b in zip(value["steps"], want, strict=True)) <= TOLERANCE
+    assert len({round(v, 3) for value in values[:3] for v in value["steps"]}) > 3  # the steps are told apart
+
+
+def test_native_prm_cuts_at_the_length_limit(pooling_server: RunConfig, reference_scores: ReferenceScores) -> None:
+    model, (value,) = asyncio.run(scored(pooling_server, [LONG]))
+    assert value["cut"] == CUT_LIMIT and 0 < len(value["steps"]) < len(LONG.steps)
+    full = reference_scores(PRM_DIR, "prm", [model.messages(LONG)])[0]  # a causal model: the first steps agree
+    assert len(full) == len(LONG.steps)
+    assert max(abs(a - b) for a, b in zip(value["steps"], full, strict=False)) <= TOLERANCE
+    (merged,) = model.merge([value])
+    assert model.details(LONG, [merged]) == {"cut_at_tokens": CUT_LIMIT, "steps_scored": len(value["steps"]),
+                                              "steps": len(LONG.steps)}  # fmt: skip
+    assert "cut there" in model.warnings[0]
+
+
+def test_a_step_holding_the_tag_is_never_shifted(pooling_server: RunConfig) -> None:
+    bad = solution(9, ("One <extra_0> two.", "Three."))
+    _, (value,) = asyncio.run(scored(pooling_server, [bad]))
+    assert isinstance(value, SampleError) and "3 step tags in the tokenized solution for 2 steps" in str(value)
+
+
+def test_a_server_without_the_step_tag_is_refused(pooling_server: RunConfig) -> None:
+    wrong = pooling_server.replace(prm=pooling_server.prm.replace(step_tag_id=6))
+    with pytest.raises(ConfigError, match=r"prm.step_tag '<extra_0>' is \[5\] .*not token 6"):
+        asyncio.run(scored(wrong, []))
+
+
+def test_logprob_prm_equals_one_transformers_pass(policy_server: RunConfig, reference_scores: ReferenceScores) -> None:
+    model, values = asyncio.run(scored(policy_server, [*SOLUTIONS, LONG]))
+    ids = [asyncio.run(tokenized(policy_server, model.text(ex))) for ex in [*SOLUTIONS, LONG]]
+    expected = reference_scores(TINY_MODELS / "policy", "step_logprobs", ids,
+                                good=model.good, bad=model.bad, tag=model.tag_id)  # fmt: skip
+    for ex, value, want in zip(SOLUTIONS, values, expected, strict=False):
+        assert len(value["steps"]) == len(ex.steps) and "cut" not in value
+        assert max(abs(a - b) for a, b in zip(value["steps"], want, strict=True)) <= TOLERANCE
+    long_value = values[-1]
+    assert long_value["cut"] == POLICY_LIMIT and 0 < len(long_value["steps"]) < len(LONG.steps)
+    assert max(abs(a - b) for a, b in zip(long_value["steps"], expected[-1], strict=False)) <= TOLERANCE
+    assert all(0.0 < v < 1.0 for value in values for v in value["steps"])
+
+
+async def tokenized(cfg: RunConfig, text: str) -> list[int]:
+    import httpx
+
+    url = cfg.roles["prm"].endpoints[0]
+    async with httpx.AsyncClient() as client:
+        body = {"model": cfg.roles["prm"].served_model, "prompt": text, "add_special_tokens": True}
+        answer = await client.post(f"{url}/tokenize", json=body)
+        return list(answer.json()["tokens"])
+
+
+def test_critic_asks_processbench_and_keeps_the_answer(policy_server: RunConfig) -> None:
+    cfg = policy_server.replace(prm=policy_server.prm.replace(method="critic", max_tokens=8))
+    model, (value,) = asyncio.run(scored(cfg, [SOLUTIONS[0]]))
+    assert isinstance(value["answer"], str) and value["answer"]  # the tiny model's 8 tokens, stored
+    assert value["steps"] == ([] if value["prediction"] is None else value["steps"])
+    (merged,) = model.merge([value])
+    assert model.details(SOLUTIONS[0], [merged])["answer"] == value["answer"]
