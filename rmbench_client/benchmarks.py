@@ -20,6 +20,8 @@ from .datasets import judgebench as judgebench_data
 from .datasets import pairwise as pairwise_data
 from .datasets import ppe_correctness as ppe_correctness_data
 from .datasets import ppe_preference as ppe_preference_data
+from .datasets import prmbench as prmbench_data
+from .datasets import processbench as processbench_data
 from .datasets import rewardbench as rewardbench_data
 from .datasets import rewardbench2 as rewardbench2_data
 from .datasets import rmb as rmb_data
@@ -27,10 +29,11 @@ from .datasets import rmbench as rmbench_data
 from .errors import ConfigError
 from .examples import Example, PromptScores
 from .model_kinds.base import JudgeMode
-from .report import ppe_table, table
+from .report import ppe_table, process_table, table
 from .score_files import pairwise as pairwise_files
 from .score_files import ppe_correctness as ppe_correctness_files
 from .score_files import ppe_preference as ppe_preference_files
+from .score_files import process as process_files
 from .score_files import rewardbench as rewardbench_files
 from .score_files import rewardbench2 as rewardbench2_files
 from .score_files import rmb as rmb_files
@@ -39,6 +42,8 @@ from .scoring import judgebench as judgebench_scoring
 from .scoring import pairwise as pairwise_scoring
 from .scoring import ppe_correctness as ppe_correctness_scoring
 from .scoring import ppe_preference as ppe_preference_scoring
+from .scoring import prmbench as prmbench_scoring
+from .scoring import processbench as processbench_scoring
 from .scoring import rewardbench as rewardbench_scoring
 from .scoring import rewardbench2 as rewardbench2_scoring
 from .scoring import rmb as rmb_scoring
@@ -96,7 +101,7 @@ class Benchmark:
     # compare's significance: per-prompt values (n, k) whose group means (and the groups' sizes) `headline_numbers`
     # turns into the headline numbers (compare's columns, plus any finer ones) exactly as `score` aggregates them;
     # None where a headline number is no function of group means (RewardBench 2's Ties): no significance test
-    prompt_values: Callable[[Sequence[PromptScores]], np.ndarray] | None = None
+    prompt_values: Callable[..., np.ndarray] | None = None  # (records, threshold= for a process benchmark)
     headline_numbers: Callable[[Mapping[str, np.ndarray], Mapping[str, int]], dict[str, np.ndarray]] | None = None
     # the summary's 95% intervals of the headline numbers (compare's chart, the report page)
     headline_intervals: Callable[[dict], dict[str, list[float]]] = field(default=lambda s: {})
@@ -112,6 +117,9 @@ class Benchmark:
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
     unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
+    # why a later record with an id seen before is left out ("": a repeated id is an error)
+    duplicates: str = ""
+    data_notes: Callable[[Sequence[Example]], list[str]] = field(default=lambda e: [])  # quirks the summary states
     # a process benchmark (PRMBench, ProcessBench): each example is one solution's steps, scored by a process model
     # kind (model_kinds.base.ModelKind.process) into PromptScores.steps
     process: bool = False
@@ -343,6 +351,40 @@ REGISTRY: dict[str, Benchmark] = {
             write_files=_no_files,
             scored_groups=lambda s: list(s.get("scenarios", {})),
             summary_rows=_rmb_rows,
+        ),
+        Benchmark(
+            name="prmbench",
+            **_modules(prmbench_data, prmbench_scoring),
+            sample_line=process_files.prmbench_line,
+            read_record=process_files.prmbench_read,
+            fields=prmbench_data.REQUIRED,
+            group_field="classification",
+            hub=(),  # published in its GitHub repository (data/README.md)
+            expected_groups=C.PRMBENCH_CLASSES,
+            table=process_table.prmbench_table,
+            write_files=_no_files,
+            scored_groups=lambda s: list(s.get("classes", {})),
+            summary_rows=process_table.prmbench_rows,
+            chosen_vs_rejected=False,
+            duplicates="a repeated id: PRMBench's loader keeps the first record of each id",
+            data_notes=prmbench_data.data_notes,
+            process=True,
+        ),
+        Benchmark(
+            name="processbench",
+            **_modules(processbench_data, processbench_scoring),
+            sample_line=process_files.processbench_line,
+            read_record=process_files.processbench_read,
+            fields=processbench_data.REQUIRED,
+            group_field="split",
+            hub=(HubSource(C.PROCESSBENCH_HUB_REPO, tuple(f"{split}.json" for split in C.PROCESSBENCH_SPLITS)),),
+            expected_groups=C.PROCESSBENCH_SPLITS,
+            table=process_table.processbench_table,
+            write_files=_no_files,
+            scored_groups=lambda s: list(s.get("splits", {})),
+            summary_rows=process_table.processbench_rows,
+            chosen_vs_rejected=False,
+            process=True,
         ),
     )
 }

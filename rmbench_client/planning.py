@@ -23,7 +23,7 @@ def plan(cfg: RunConfig) -> dict[str, Any]:
     store = ScoreStore(path, read_only=True) if path.is_file() else None
 
     async def count() -> dict[str, Any]:
-        async with open_model_kind(cfg, bench.judge_mode) as model:
+        async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
             identity = epoch_identity(model.identity, store, record=False) if store else None
             unit_keys = UnitKeys(identity)
             keys = [[unit_keys.of(u.material, u.role) for u in model.units(ex)] for ex in examples]

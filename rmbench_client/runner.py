@@ -310,7 +310,10 @@ def write_outputs(
     failures = "".join(json.dumps({"id": rid, "reason": r}) + "\n" for rid, r in facts.failures.items())
     run_dir.write_text(C.FAILURES_FILE, failures)
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
-    numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths) if scores else {"benchmark": bench.name}
+    options = {"threshold": facts.cfg.prm.threshold} if bench.process else {}  # a process benchmark's only option
+    numbers = {"benchmark": bench.name}
+    if scores:
+        numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options)
     summary = finish_summary(numbers, facts, len(scores))
     run_dir.write_json(C.SUMMARY_FILE, summary)
     if scores:

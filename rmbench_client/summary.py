@@ -69,6 +69,11 @@ def finish_summary(summary: dict[str, Any], facts: RunFacts, scored: int) -> dic
     }
     if facts.dataset.unscored:  # records the benchmark does not score, by its own rule: not a partial result
         summary["unscored"] = {"records": facts.dataset.unscored, "why": facts.bench.unscored}
+    if facts.dataset.duplicates:  # the benchmark's own loader leaves them out too: not a partial result
+        summary["duplicates"] = {"ids": list(facts.dataset.duplicates), "why": facts.bench.duplicates}
+    notes = facts.bench.data_notes(facts.examples)
+    if notes:
+        summary["data_notes"] = notes
     if facts.aborted:
         summary["aborted"] = facts.aborted
     if facts.warnings:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import __version__
+from .. import constants as C
 from ..errors import RmbError, UserError
 from . import run, status, suite
 from .compare import add_compare_parser, cmd_compare
@@ -37,6 +38,16 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
+def _unit_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 0 to 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
     parser = argparse.ArgumentParser(prog="rmbench-client", description=DESCRIPTION, parents=[common])
@@ -52,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_score.add_argument("--domain", metavar="NAME", help="RM-Bench domain of records that carry none")
     p_score.add_argument("--json", action="store_true", help="print one JSON object (fractions in [0, 1])")
     p_score.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
+    p_score.add_argument("--threshold", type=_unit_interval, metavar="T", help="process benchmarks: a step "
+                         f"scored above T is judged correct (default {C.PRM_THRESHOLD})")  # fmt: skip
 
     add_compare_parser(sub, common)
     add_report_parser(sub, common)
@@ -67,7 +80,8 @@ def cmd_score(args: argparse.Namespace, console: Console) -> int:
     from ..report.printing import print_summary
     from ..score_files.reader import summarize
 
-    summary = summarize(args.paths, args.domain, seed=args.seed)  # read_scores, or a results file's subsets
+    # read_scores, or a results file's subsets
+    summary = summarize(args.paths, args.domain, seed=args.seed, threshold=args.threshold)
     if args.json:
         sys.stdout.write(json.dumps(summary) + "\n")
     else:

@@ -72,6 +72,8 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     o.add_argument("--judge-max-tokens", dest="judge.max_tokens", type=int, metavar="N", help="judge answer length")
     o.add_argument("--prm-method", dest="prm.method", choices=["pooling", "logprobs", "critic"],
                    help="how a PRM's step scores are read (default: pooling, vLLM's native PRM)")  # fmt: skip
+    o.add_argument("--threshold", dest="prm.threshold", type=float, metavar="T",
+                   help="process benchmarks: a step scored above T is judged correct (default 0.5)")  # fmt: skip
     o.add_argument("--rate-limit", dest="client.rate_limit", type=float, metavar="R", help="requests per second")
     o.add_argument("--all-down-patience", dest="client.all_down_patience", type=float, metavar="S",
                    help="seconds a role may have no endpoint up before the run stops (default 300)")  # fmt: skip

@@ -32,6 +32,7 @@ class Dataset:
     sources: list[Path]
     missing: list[str]  # groups (RM-Bench domains, RewardBench subsets) a complete run has and this data lacks
     unscored: int = 0  # records the benchmark leaves out (Benchmark.unscored says which)
+    duplicates: tuple[str, ...] = ()  # ids of later records left out (Benchmark.duplicates says why)
 
 
 def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
@@ -84,11 +85,15 @@ def load_dataset(
     examples: list[Example] = []
     seen: dict[str, Path] = {}
     unscored = 0
+    duplicates: list[str] = []
     for f in files:
         for i, record in enumerate(iter_records(f)):
             ex = bench.parse_record(rename(record, fields or {}), f, i)
             if ex is None:
                 unscored += 1
+                continue
+            if ex.id in seen and bench.duplicates:  # the benchmark's own loader keeps the first (PRMBench)
+                duplicates.append(ex.id)
                 continue
             if ex.id in seen:
                 where = record_name(f, i, record)
@@ -104,4 +109,6 @@ def load_dataset(
         log.info("%s: no data for %s; the run will be partial", benchmark, ", ".join(missing))
     if unscored:
         log.info("%s: %d record(s) not scored: %s", benchmark, unscored, bench.unscored)
-    return Dataset(benchmark, examples, files, missing, unscored)
+    if duplicates:
+        log.info("%s: %d later record(s) with a repeated id left out: %s", benchmark, len(duplicates), bench.duplicates)
+    return Dataset(benchmark, examples, files, missing, unscored, tuple(duplicates))

@@ -48,6 +48,14 @@ def texts(value: Any, where: str, key: str) -> tuple[str, ...]:
     return tuple(text(v, where, f"{key}[{i}]") for i, v in enumerate(value))
 
 
+def strings(value: Any, where: str, key: str) -> tuple[str, ...]:
+    """A non-empty list of strings, blank or not (a solution's steps: the published data holds blank ones)."""
+    if not isinstance(value, list | tuple) or not value:
+        got = "an empty list" if isinstance(value, list | tuple) else type(value).__name__
+        raise DataError(f"{where}: '{key}' must be a non-empty list of strings, got {got}")
+    return tuple(string(v, where, f"{key}[{i}]") for i, v in enumerate(value))
+
+
 def prompt(value: Any, where: str, key: str = "prompt") -> Prompt:
     """A user turn (string) or a conversation: a list of {"role", "content"} messages, roles system (first only),
     user and assistant, ending with a user turn. Earlier turns may be empty strings (real chat logs hold some);

@@ -7,6 +7,7 @@ interval, the paired permutation test's p-value, and `*` when p < 0.05.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from rich.table import Table
@@ -36,6 +37,8 @@ def load_samples(runs: list[Run], paths: list[str]) -> tuple[list[list[PromptSco
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
     if bench.prompt_values is None or bench.headline_numbers is None:
         return None, [f"{bench.name}: its headline numbers are not means over prompts; differences are not tested"]
+    if len(thresholds(runs)) > 1:
+        return None, ["the runs judged steps at different thresholds: differences are not tested"]
     out = []
     for raw in paths:
         file = samples_file(raw)
@@ -65,8 +68,19 @@ def differences(runs: list[Run], scores: list[list[PromptScores]], seed: int = C
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
     if bench.prompt_values is None or bench.headline_numbers is None:
         raise DataError(f"{bench.name}: its headline numbers are not means over prompts; no significance test")
-    result = significance.compare(scores, bench.prompt_values, bench.headline_numbers, seed=seed)
+    values = bench.prompt_values
+    if bench.process:  # a step's judgement depends on the runs' threshold (the same for all: load_samples)
+        found = thresholds(runs)
+        if len(found) != 1:
+            raise DataError("the runs judged steps at different thresholds: no significance test")
+        values = functools.partial(bench.prompt_values, threshold=found.pop())
+    result = significance.compare(scores, values, bench.headline_numbers, seed=seed)
     return result | {"reference": runs[0][0], "runs": [name for name, _ in runs[1:]]}
+
+
+def thresholds(runs: list[Run]) -> set[float]:
+    """The process benchmarks' step thresholds of the runs (empty for other benchmarks)."""
+    return {float(s["threshold"]) for _, s in runs if "threshold" in s}
 
 
 def cell(d: dict | None) -> str:

@@ -35,7 +35,7 @@ from ..examples import Example, PromptScores, prompt_text, response_lengths
 from ..run_directory import write_atomic
 from ..score_files.reader import read_scores
 from ..scoring.checks import outcomes, pair_credits
-from . import differences
+from . import differences, process_page
 from .compare import Run, compare_rows, load_runs
 
 ASSETS = Path(__file__).parent / "assets"
@@ -60,7 +60,7 @@ def render_page(data: dict) -> str:
     parts = {
         "__TITLE__": html.escape(data["title"]),
         "__CSS__": (ASSETS / "report.css").read_text(encoding="utf-8"),
-        "__JS__": (ASSETS / "report.js").read_text(encoding="utf-8"),
+        "__JS__": "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in ("report.js", "process.js")),
         "__DATA__": encoded,
     }
     for key, text in parts.items():  # in this order: no part's text holds a later key
@@ -131,8 +131,8 @@ def _run_scores(raw: str) -> list[PromptScores]:
 
 def _style_bias(bench: benchmarks.Benchmark, summary: dict, scores: list[PromptScores], examples: dict) -> dict | None:
     """The summary's style-bias diagnostics; computed here for a run written before they existed."""
-    if "style_bias" in summary:
-        return summary["style_bias"]
+    if "style_bias" in summary or bench.process:  # a process benchmark has none
+        return summary.get("style_bias")
     lengths = response_lengths(examples[s.id] for s in scores)
     return bench.score(scores, seed=summary.get("seed", 0), lengths=lengths).get("style_bias")
 
@@ -190,6 +190,7 @@ def _run_data(
 ) -> dict:
     columns, rows = bench.summary_rows(summary)
     embedded = [(view.scores(s) if (view := shown[s.id]) else s) for s in scores if s.id in shown]
+    steps = process_page.run_steps(scores, set(shown)) if bench.process else {}
     return {
         "name": name,
         "type": summary.get("type"),
@@ -204,6 +205,9 @@ def _run_data(
         "scores": {s.id: [*s.chosen, *s.rejected] for s in embedded if s.results is None},
         "results": {s.id: list(s.results) for s in embedded if s.results is not None},
         "details": {s.id: s.details for s in embedded if s.details},
+        "steps": steps,
+        "threshold": summary.get("threshold"),
+        "facts": process_page.facts(summary) if bench.process else [],
     }
 
 
@@ -247,11 +251,27 @@ def _prompt(ex: Example, view: Shown | None) -> dict:
     return {"id": ex.id, "g": ex.group, "s": ex.subgroup, "p": text, **answers}
 
 
+def _shown(
+    bench: benchmarks.Benchmark, runs: list[Run], scores: list[list[PromptScores]], examples: dict[str, Example]
+) -> tuple[dict[str, Shown | None], list[dict]]:
+    """The prompts the page embeds (those some run lost, or a process benchmark's misjudged solutions), and their
+    texts in dataset order."""
+    if bench.process:
+        thresholds = [float(s.get("threshold", C.PRM_THRESHOLD)) for _, s in runs]
+        ids = process_page.shown_ids(bench.name, list(zip(thresholds, scores, strict=True)))
+        return dict.fromkeys(ids), process_page.prompts(examples, ids)
+    lost = {s.id for run in scores for s in run if lost_any(s)}
+    by_id = [{s.id: s for s in run} for run in scores]
+    shown = {i: shown_pairs(examples[i], [r[i] for r in by_id if i in r]) if examples[i].pairs is not None else None
+             for i in lost}  # fmt: skip
+    return shown, [_prompt(examples[ex_id], shown[ex_id]) for ex_id in examples if ex_id in shown]
+
+
 def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
     """Everything the page shows, JSON-ready: one run, or several compared with the first."""
     runs = load_runs(paths)
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
-    if not bench.chosen_vs_rejected:
+    if not bench.chosen_vs_rejected and not bench.process:
         raise DataError(f"{bench.name}: the report page lists chosen-vs-rejected comparisons, which it has not")
     scores = [_run_scores(raw) for raw in paths]
     sources = _sources(runs, data)
@@ -261,11 +281,7 @@ def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
         if absent:
             raise DataError(f"{name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(sources)}")
     notes = check_texts(runs, scores, examples, sources)
-    lost = {s.id for run in scores for s in run if lost_any(s)}
-    by_id = [{s.id: s for s in run} for run in scores]
-    shown = {i: shown_pairs(examples[i], [r[i] for r in by_id if i in r]) if examples[i].pairs is not None else None
-             for i in lost}  # fmt: skip
-    order = [ex_id for ex_id in examples if ex_id in shown]  # dataset order
+    shown, prompts = _shown(bench, runs, scores, examples)
     title = runs[0][0] if len(runs) == 1 else " vs ".join(name for name, _ in runs)
     return {
         "title": f"{title} on {bench.name}",
@@ -275,7 +291,8 @@ def build(paths: list[str], data: str | None = None, seed: int = 0) -> dict:
         "labels": list(bench.response_labels),
         "sources": sources,
         "runs": [_run_data(bench, n, s, sc, shown, examples) for (n, s), sc in zip(runs, scores, strict=True)],
-        "prompts": [_prompt(examples[ex_id], shown[ex_id]) for ex_id in order],
+        "prompts": prompts,
+        "process": process_page.RULES.get(bench.name) if bench.process else None,
         "comparison": _comparison(runs, scores, seed) if len(runs) > 1 else None,
         "notes": notes,
     }

@@ -85,14 +85,21 @@ def read_scores(paths: Iterable[str | Path], domain: str | None = None) -> tuple
     return state["benchmark"], state["out"]
 
 
-def summarize(paths: Iterable[str | Path], domain: str | None = None, seed: int = 0) -> dict:
-    """The summary of the files: per-prompt scores re-scored, or results files' subset scores."""
+def summarize(
+    paths: Iterable[str | Path], domain: str | None = None, seed: int = 0, threshold: float | None = None
+) -> dict:
+    """The summary of the files: per-prompt scores re-scored (a process benchmark's at `threshold`, default
+    constants.PRM_THRESHOLD), or results files' subset scores."""
     files = [Path(p) for p in paths]
     results = {p: read_json(p) for p in files if p.suffix != ".parquet"}
     objects = {p: d for p, d in results.items() if _is_results(d)}
     if not objects:
         benchmark, records = read_scores(files, domain)
-        return benchmarks.get(benchmark).score(records, seed=seed)
+        bench = benchmarks.get(benchmark)
+        if threshold is not None and not bench.process:
+            raise DataError(f"{', '.join(map(str, files))}: --threshold is for process benchmarks, not {benchmark}")
+        options = {"threshold": threshold} if threshold is not None else {}
+        return bench.score(records, seed=seed, **options)
     if len(objects) != len(files):
         other = next(p for p in files if p not in objects)
         raise DataError(f"{other}: per-prompt scores cannot be scored together with results files")

@@ -129,7 +129,8 @@ const value = (v) => (v ? `${pct(v[0])}${v.length > 2 ? `<span class="ci">[${pct
 
 function renderSummary() {
   const run = D.runs[S.run];
-  const notes = [...run.partial.map((r) => `partial: ${r}`), ...run.warnings.map((w) => `warning: ${w}`)];
+  const notes = [...run.partial.map((r) => `partial: ${r}`), ...run.warnings.map((w) => `warning: ${w}`),
+    ...(run.facts || []).map((f) => `note: ${f}`)];
   $('#notes').innerHTML = notes.map((n) => `<p class="note">${esc(n)}</p>`).join('');
   const head = `<tr><th>${esc(D.group_field)}</th>${run.columns.map((c) => `<th>${esc(c)}</th>`).join('')}<th>n</th></tr>`;
   const rows = run.rows.map((r) => `<tr class="${r.total ? 'total' : ''}"><td>${esc(r.name)}</td>${r.values
@@ -333,13 +334,18 @@ function syncFilters() {
 function refresh() { renderHeatmaps(); renderList(); }
 function renderRun() { renderSummary(); renderStyleBias(); refresh(); }
 
-loadData().then((data) => {
-  D = data;
-  DIMS = Object.fromEntries(D.prompts.map((p) => [p.id, [p.c.length, p.r.length]]));
-  PAIRS = Object.fromEntries(D.prompts.filter((p) => p.x).map((p) => [p.id, p.x]));
+function metaText() {
   const dirs = [...new Set(D.sources.map((f) => f.replace(/[^/\\]*$/, '')))];
   const files = dirs.length === 1 ? `${dirs[0]} (${D.sources.map((f) => f.slice(dirs[0].length)).join(', ')})` : D.sources.join(', ');
-  $('#meta').textContent = `${D.benchmark} · ${D.runs.length} run${D.runs.length > 1 ? 's' : ''} · data: ${files}`;
+  return `${D.benchmark} · ${D.runs.length} run${D.runs.length > 1 ? 's' : ''} · data: ${files}`;
+}
+
+loadData().then((data) => {
+  D = data;
+  if (D.process) { processPage(); return; }  // a process benchmark's solutions and steps (process.js)
+  DIMS = Object.fromEntries(D.prompts.map((p) => [p.id, [p.c.length, p.r.length]]));
+  PAIRS = Object.fromEntries(D.prompts.filter((p) => p.x).map((p) => [p.id, p.x]));
+  $('#meta').textContent = metaText();
   setupFilters();
   renderComparison();
   renderRun();
