@@ -19,8 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import REPO, SERVER_PYTHON, TINY_MODELS, ReferenceScores, ensure_server_side, port
+from helpers_cli import cli, rescored, summary
+from helpers_data import rmbench_dir
 
+from rmbench_client import constants as C
 from rmbench_client.config import RunConfig
 from rmbench_client.errors import ConfigError, SampleError
 from rmbench_client.examples import Example
@@ -165,3 +169,74 @@ def test_critic_asks_processbench_and_keeps_the_answer(policy_server: RunConfig)
     assert value["steps"] == ([] if value["prediction"] is None else value["steps"])
     (merged,) = model.merge([value])
     assert model.details(SOLUTIONS[0], [merged])["answer"] == value["answer"]
+
+
+# ================================================================================================================
+# End to end: `rmbench-client run --config <a prm config>` on ProcessBench (a fixture in the hub's schema) and on
+# PRMBench's real files, through the tiny PRM's server.
+# ================================================================================================================
+
+
+def processbench_fixture(out: Path) -> list[dict[str, Any]]:
+    """Two solutions per split in Qwen/ProcessBench's schema: one correct (label -1), one wrong at step 1."""
+    records = []
+    for split in ("gsm8k", "math", "olympiadbench", "omnimath"):
+        rows = [
+            {"id": f"{split}-0", "generator": "tiny", "problem": f"({split}) What is 2 + 2?",
+             "steps": ["2 + 2 = 4.", "The answer is $\\boxed{4}$."], "final_answer_correct": True, "label": -1},
+            {"id": f"{split}-1", "generator": "tiny", "problem": f"({split}) What is 3 * 3?",
+             "steps": ["3 * 3 = 9.", "So 9 + 1 = 11.", "The answer is 11."], "final_answer_correct": False,
+             "label": 1},
+        ]  # fmt: skip
+        (out / f"{split}.json").write_text(json.dumps(rows))
+        records += rows
+    return records
+
+
+def test_run_scores_processbench_through_the_prm(
+    pooling_server: RunConfig, reference_scores: ReferenceScores, tmp_path: Path
+) -> None:
+    data, out = tmp_path / "processbench", tmp_path / "run"
+    data.mkdir()
+    records = processbench_fixture(data)
+    config = tmp_path / "prm.yaml"
+    config.write_text(yaml.safe_dump(pooling_server.replace(benchmark="processbench").to_data(exclude_none=True)))
+    proc = cli("run", "--config", str(config), "--data", str(data), "--out", str(out), "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    s = summary(out)
+    assert s["complete"] and s["scored"] == len(records) and s["identity"]["method"] == "pooling"
+    lines = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    system = {"role": "system", "content": pooling_server.prm.system}
+    answers = ["".join(f"{t}<extra_0>" for t in r["steps"]) for r in records]  # the model card's layout
+    messages = [[system, {"role": "user", "content": r["problem"]}, {"role": "assistant", "content": a}]
+                for r, a in zip(records, answers, strict=True)]  # fmt: skip
+    expected = reference_scores(PRM_DIR, "prm", messages)
+    for line, record, want in zip(lines, records, expected, strict=True):
+        assert line["id"] == record["id"] and len(line["step_scores"]) == len(record["steps"])
+        assert max(abs(a - b) for a, b in zip(line["step_scores"], want, strict=True)) <= TOLERANCE
+    # stored like every score: a rerun would send nothing, and `score` gives the run's numbers again
+    dry = cli("run", "--config", str(config), "--data", str(data), "--out", str(out), "--dry-run", "--json")
+    assert dry.returncode == 0 and json.loads(dry.stdout)["to_send"] == 0, dry.stdout + dry.stderr
+    again = rescored(out)
+    assert (again["splits"], again["average_f1"]) == (s["splits"], s["average_f1"])
+    assert set(s["splits"]) == set(C.PROCESSBENCH_SPLITS)
+
+
+def test_run_scores_prmbench_records_cut_and_all(pooling_server: RunConfig, tmp_path: Path) -> None:
+    data = rmbench_dir().parent / "prmbench"
+    if not data.is_dir():
+        pytest.skip(f"shared PRMBench data not found in {data}")
+    config = tmp_path / "prm.yaml"
+    config.write_text(yaml.safe_dump(pooling_server.replace(benchmark="prmbench").to_data(exclude_none=True)))
+    out = tmp_path / "run"
+    proc = cli("run", "--config", str(config), "--data", str(data), "--out", str(out), "--limit", "6",
+               "--no-progress")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    s = summary(out)
+    assert s["scored"] == 6 and not s["complete"]  # --limit
+    lines = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    cut = [line for line in lines if len(line["step_scores"]) < len(line["step_labels"])]
+    # the server's 256-token limit cuts PRMBench's long solutions: their first steps scored, the cut recorded
+    assert cut and all(line["details"]["cut_at_tokens"] == CUT_LIMIT for line in cut)
+    assert all(len(line["step_scores"]) == len(line["step_labels"]) for line in lines if line not in cut)
+    assert any(f"{len(cut)} solution(s) longer than the server's max_model_len" in w for w in s["warnings"])
