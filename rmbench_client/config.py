@@ -155,6 +155,9 @@ class PrmOptions(Strict, frozen=True, kw_only=True):
     step_tag: str | None = None  # after every step; None: C.PRM_STEP_TAG (pooling), C.PRM_LOGPROB_STEP_TAG
     step_tag_id: int | None = None  # pooling: the server's step_tag_id (`serve` passes it; `run` checks it)
     system: str | None = C.PRM_SYSTEM  # pooling: the system message (Qwen2.5-Math-PRM's model card); None: none
+    # logprobs: Math-Shepherd's text (the tag after each step), or RLHFlow's conversation (each step a user turn,
+    # good_token the assistant's answer to the earlier ones; the score is read where the assistant answers)
+    layout: Literal["text", "chat"] = "text"
     good_token: str = C.PRM_GOOD_TOKEN  # logprobs
     bad_token: str = C.PRM_BAD_TOKEN
     max_tokens: AtLeastOne = C.PRM_CRITIC_MAX_TOKENS  # critic: room for its review

@@ -11,6 +11,8 @@ softmax of the head's two outputs at every `<extra_0>` token, its second value (
 token ids, or messages, which it renders with the tokenizer's chat template and encodes as the model card does.
 kind "step_logprobs" (with "good", "bad" and "tag" token ids): a causal LM read as a Math-Shepherd PRM in one
 pass: at every `tag` token, the softmax of the next-token logits of `good` and `bad`, its first value.
+kind "chat_steps" (with "good" and "bad"): a causal LM read as an RLHFlow PRM: for each conversation (messages),
+the same at the end of its rendering with the generation prompt.
 Float32 throughout; each sequence runs alone, so padding cannot change a number.
 """
 
@@ -82,9 +84,27 @@ def step_logprobs(model_dir: str, inputs: list[list[int]], good: int, bad: int, 
     return out
 
 
+def chat_steps(model_dir: str, inputs: list[list[dict[str, str]]], good: int, bad: int) -> list[float]:
+    """RLHFlow's reading: each conversation rendered with its generation prompt (as ProcessBench's run_eval.py
+    renders one: the template's text, then its tokens without special tokens added), the softmax of the next-token
+    logits of `good` and `bad` at its end, its first value."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    out = []
+    with torch.inference_mode():
+        for messages in inputs:
+            text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            ids = tokenizer(text, add_special_tokens=False).input_ids
+            out.append(model(torch.tensor([ids])).logits[0, -1, [good, bad]].softmax(dim=-1)[0].item())
+    return out
+
+
 def main() -> int:
     request = json.load(sys.stdin)
-    kinds = {"reward": reward, "logprobs": logprobs, "prm": prm, "step_logprobs": step_logprobs}
+    kinds = {"reward": reward, "logprobs": logprobs, "prm": prm, "step_logprobs": step_logprobs,
+             "chat_steps": chat_steps}  # fmt: skip
     if request.get("kind") not in kinds:
         print(f"kind must be one of {sorted(kinds)}, not {request.get('kind')!r}", file=sys.stderr)
         return 2

@@ -100,3 +100,14 @@ def test_serve_starts_a_prm_with_its_step_tag() -> None:
     logprobs = prm_cfg(method="logprobs")
     cmd = server_command("prm", logprobs.roles["prm"], "http://127.0.0.1:8704", REPO, logprobs.prm)
     assert "--pooler-config" not in cmd and "--enable-scale-out" in cmd
+
+
+def test_run_flags_name_the_prm_role() -> None:
+    from rmbench_client.cli import build_parser
+    from rmbench_client.cli.run import config
+
+    args = build_parser().parse_args(["run", "--type", "prm", "--endpoint", "http://127.0.0.1:8704", "--served-model",
+                                      "my-prm", "--prm-method", "logprobs", "--benchmark", "processbench"])  # fmt: skip
+    cfg = config(args)
+    assert cfg.model == "my-prm" and cfg.prm.method == "logprobs" and cfg.roles_used() == ("prm",)
+    assert cfg.roles["prm"].endpoints == ["http://127.0.0.1:8704"] and set(cfg.roles) == {"prm"}

@@ -4,8 +4,9 @@
   step's probability equals the model card's computation (its chat template, `<extra_0>` after each step, the
   softmax of the head's two outputs at each tag) within 1e-4; a solution longer than max_model_len is cut after
   the last tag that fits, its first steps equal to transformers on the cut tokens; a step holding the tag fails.
-- A causal LM as a PRM (the tiny policy, Math-Shepherd's layout): each step's good-against-bad probability from the
-  DPO path's prompt log-probs equals one transformers pass reading the logits at the tags, within 1e-4.
+- A causal LM as a PRM (the tiny policy): each step's good-against-bad probability from the DPO path's prompt
+  log-probs equals transformers within 1e-4, in Math-Shepherd's layout (one pass reading the logits at the tags)
+  and in RLHFlow's (each conversation prefix rendered by transformers' chat template, read at its end).
 - A critic (the tiny policy on its chat endpoint): ProcessBench's prompt is sent, its answer stored and read.
 """
 
@@ -150,6 +151,22 @@ def test_logprob_prm_equals_one_transformers_pass(policy_server: RunConfig, refe
     assert long_value["cut"] == POLICY_LIMIT and 0 < len(long_value["steps"]) < len(LONG.steps)
     assert max(abs(a - b) for a, b in zip(long_value["steps"], expected[-1], strict=False)) <= TOLERANCE
     assert all(0.0 < v < 1.0 for value in values for v in value["steps"])
+
+
+def test_rlhflow_layout_equals_transformers(policy_server: RunConfig, reference_scores: ReferenceScores) -> None:
+    cfg = policy_server.replace(prm=policy_server.prm.replace(layout="chat"))
+    model, values = asyncio.run(scored(cfg, SOLUTIONS))
+    turns = model.turns(SOLUTIONS[0])
+    assert turns[-1] == [
+        {"role": "user", "content": "What is 6 * 7?\n\n6 * 7 = 42."},
+        {"role": "assistant", "content": "+"},
+        {"role": "user", "content": "So the answer is 42."},
+    ]
+    conversations = [t for ex in SOLUTIONS for t in model.turns(ex)]  # fmt: skip
+    expected = reference_scores(TINY_MODELS / "policy", "chat_steps", conversations, good=model.good, bad=model.bad)
+    found = [v for value in values for v in value["steps"]]
+    assert len(found) == len(expected) == sum(len(ex.steps) for ex in SOLUTIONS)
+    assert max(abs(a - b) for a, b in zip(found, expected, strict=True)) <= TOLERANCE
 
 
 async def tokenized(cfg: RunConfig, text: str) -> list[int]:

@@ -6,13 +6,16 @@ assistant turn, each followed by the step tag `<extra_0>` — rendered and token
 (`/tokenize`), then sent as token ids to `/pooling`, whose step-tag pooler answers one (wrong, right) pair per tag
 (backends/vllm_prm.py): a step's score is the second value.
 
-`prm.method: logprobs` — a causal LM read as a PRM (Math-Shepherd): the text `question step_1<tag>\\nstep_2<tag>…`
-(BOS added as its tokenizer adds it); a step's score is the next-token probability of `good_token` against
-`bad_token` at its tag, renormalised over the two. The scores come from the DPO path's prompt log-probs
-(model_kinds/dpo.py, `/inference/v1/generate` or `/v1/completions`): for each step, the tokens up to its tag
-followed by the good token, and by the bad one, the last log-prob of each. A causal model's prediction at a tag
-depends only on the tokens before it, so this equals one pass over the whole text; it sends two prefixes per
-step (about steps x tokens, not tokens).
+`prm.method: logprobs` — a causal LM read as a PRM: a step's score is the next-token probability of `good_token`
+against `bad_token` where the step's verdict would come, renormalised over the two. `prm.layout: text`
+(Math-Shepherd): the text `question step_1<tag>\\nstep_2<tag>…` (BOS added as its tokenizer adds it), read at each
+tag; `prm.layout: chat` (RLHFlow, as ProcessBench's `run_eval_prm_rlhflow.py` asks it): the question and first
+step as the first user turn, each later step a user turn, `good_token` the assistant's answer to the earlier ones,
+read after each user turn's generation prompt (the server's chat template). The scores come from the DPO path's
+prompt log-probs (model_kinds/dpo.py, `/inference/v1/generate` or `/v1/completions`): for each step, its prefix
+followed by the good token, and by the bad one, the last log-prob of each. A causal model's prediction at a
+position depends only on the tokens before it, so this equals one pass over the whole text; it sends two prefixes
+per step (about steps x tokens, not tokens).
 
 Alignment is never guessed: the step tags in the tokenized solution are counted (a step whose text holds the tag
 is a failed sample, not a shifted one), and the server's answer must carry one value per tag sent. An input
@@ -201,6 +204,16 @@ class LogprobPrm(ProcessModel):
         """Math-Shepherd's input: the question, a space, and the steps one per line, each ending with the tag."""
         return f"{prompt_text(ex.prompt)} " + "\n".join(step + self.tag for step in ex.steps)
 
+    def turns(self, ex: Example) -> list[list[Message]]:
+        """RLHFlow's conversation up to each step's user turn, the earlier steps answered with the good token."""
+        messages: list[Message] = []
+        prefixes = []
+        for k, step in enumerate(ex.steps):
+            messages.append({"role": "user", "content": f"{prompt_text(ex.prompt)}\n\n{step}" if k == 0 else step})
+            prefixes.append(list(messages))
+            messages.append({"role": "assistant", "content": self.options.good_token})
+        return prefixes
+
     async def _one_token(self, text: str, what: str) -> int:
         backend = self.backend
         ids = await self.pool.call(lambda ep: backend.tokenize_text(ep, text, add_special_tokens=False))
@@ -213,39 +226,54 @@ class LogprobPrm(ProcessModel):
         """The good and bad tokens are one token each; the tag's last token marks the steps (as Math-Shepherd
         finds it); the log-prob route; the fingerprint."""
         backend = self.backend
-        tag_ids = await self.pool.call(lambda ep: backend.tokenize_text(ep, self.tag, add_special_tokens=False))
-        if not tag_ids:
-            raise ConfigError(f"prm.step_tag {self.tag!r} is no token in the server's tokenizer")
-        self.tag_id = tag_ids[-1]
+        if self.options.layout == "text":
+            tag_ids = await self.pool.call(lambda ep: backend.tokenize_text(ep, self.tag, add_special_tokens=False))
+            if not tag_ids:
+                raise ConfigError(f"prm.step_tag {self.tag!r} is no token in the server's tokenizer")
+            self.tag_id = tag_ids[-1]
         self.good = await self._one_token(self.options.good_token, "good_token")
         self.bad = await self._one_token(self.options.bad_token, "bad_token")
         if self.good == self.bad:
             raise ConfigError("prm.good_token and prm.bad_token are the same token")
         await self.dpo._choose_paths()
-        self._identity |= {"step_tag_id": self.tag_id, "good": [self.options.good_token, self.good],
+        self._identity |= {"layout": self.options.layout, "step_tag_id": self.tag_id,
+                           "good": [self.options.good_token, self.good],
                            "bad": [self.options.bad_token, self.bad],
                            "logprobs_path": self.dpo.identity["logprobs_path"]}  # fmt: skip
         fingerprint = await self._fingerprint()
         self._identity["models"] = {"prm": {"served": self._served, "fingerprint": fingerprint}}
 
     def units(self, ex: Example) -> list[Unit]:
+        if self.options.layout == "chat":
+            turns = self.turns(ex)
+            return [Unit(json.dumps(turns[-1] if turns else [], ensure_ascii=False), turns)]
         text = self.text(ex)
         return [Unit(text, text)]
 
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         return [await self._one(ex, u.payload) for u in units]
 
-    async def _one(self, ex: Example, text: str) -> dict[str, Any]:
+    async def _prefixes(self, ex: Example, payload: Any) -> tuple[list[list[int]], int]:
+        """The token ids before each step's verdict, and the whole input's length."""
         backend = self.backend
-        ids = await self.pool.call(lambda ep: backend.tokenize_text(ep, text, add_special_tokens=True))
+        if self.options.layout == "chat":
+            prefixes = await asyncio.gather(
+                *(self.pool.call(partial(backend.tokenize, messages=m, add_generation_prompt=True)) for m in payload)
+            )
+            return list(prefixes), len(prefixes[-1]) if prefixes else 0
+        ids = await self.pool.call(lambda ep: backend.tokenize_text(ep, payload, add_special_tokens=True))
         positions = step_positions(ids, self.tag_id, len(ex.steps), f"prompt {ex.id}")
+        return [ids[: p + 1] for p in positions], len(ids)
+
+    async def _one(self, ex: Example, payload: Any) -> dict[str, Any]:
+        prefixes, tokens = await self._prefixes(ex, payload)
         cut = 0
         if self.limit:  # a prefix and its one candidate token, with room for the one token generated
-            fits = [p for p in positions if p + 2 < self.limit]
-            if len(fits) < len(positions):
-                cut, positions = self.limit, fits
-        sequences = [ids[: p + 1] + [token] for p in positions for token in (self.good, self.bad)]
+            fits = [p for p in prefixes if len(p) + 1 < self.limit]
+            if len(fits) < len(prefixes):
+                cut, prefixes = self.limit, fits
+        sequences = [prefix + [token] for prefix in prefixes for token in (self.good, self.bad)]
         found = await self.dpo._ids_logprobs(self.pool, sequences, [""] * len(sequences)) if sequences else []
         last = [lp[-1] for lp in found]
         steps = [step_probability(good, bad) for good, bad in zip(last[::2], last[1::2], strict=True)]
-        return {"steps": steps, "tokens": len(ids)} | ({"cut": cut} if cut else {})
+        return {"steps": steps, "tokens": tokens} | ({"cut": cut} if cut else {})
