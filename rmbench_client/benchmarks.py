@@ -241,6 +241,12 @@ def _one_pair(**fields: Any) -> Benchmark:
     return Benchmark(**(shared | _modules(pairwise_data, pairwise_scoring, pairwise_files) | fields))
 
 
+def _process(**fields: Any) -> Benchmark:
+    """A process benchmark (a solution's steps per example): no files of its own, no chosen-rejected pairs."""
+    shared: dict[str, Any] = {"write_files": _no_files, "chosen_vs_rejected": False, "process": True}
+    return Benchmark(**(shared | fields))
+
+
 REGISTRY: dict[str, Benchmark] = {
     b.name: b
     for b in (
@@ -352,7 +358,7 @@ REGISTRY: dict[str, Benchmark] = {
             scored_groups=lambda s: list(s.get("scenarios", {})),
             summary_rows=_rmb_rows,
         ),
-        Benchmark(
+        _process(
             name="prmbench",
             **_modules(prmbench_data, prmbench_scoring),
             sample_line=process_files.prmbench_line,
@@ -362,15 +368,12 @@ REGISTRY: dict[str, Benchmark] = {
             hub=(),  # published in its GitHub repository (data/README.md)
             expected_groups=C.PRMBENCH_CLASSES,
             table=process_table.prmbench_table,
-            write_files=_no_files,
             scored_groups=lambda s: list(s.get("classes", {})),
             summary_rows=process_table.prmbench_rows,
-            chosen_vs_rejected=False,
             duplicates="a repeated id: PRMBench's loader keeps the first record of each id",
             data_notes=prmbench_data.data_notes,
-            process=True,
         ),
-        Benchmark(
+        _process(
             name="processbench",
             **_modules(processbench_data, processbench_scoring),
             sample_line=process_files.processbench_line,
@@ -380,11 +383,8 @@ REGISTRY: dict[str, Benchmark] = {
             hub=(HubSource(C.PROCESSBENCH_HUB_REPO, tuple(f"{split}.json" for split in C.PROCESSBENCH_SPLITS)),),
             expected_groups=C.PROCESSBENCH_SPLITS,
             table=process_table.processbench_table,
-            write_files=_no_files,
             scored_groups=lambda s: list(s.get("splits", {})),
             summary_rows=process_table.processbench_rows,
-            chosen_vs_rejected=False,
-            process=True,
         ),
     )
 }

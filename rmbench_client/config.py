@@ -218,6 +218,19 @@ class RunConfig(Strict, frozen=True, kw_only=True):
             return ("policy",)
         return ROLES_BY_TYPE[self.type]
 
+    def fits(self, process: bool) -> str | None:
+        """Why this model cannot score a (process) benchmark, or None when it can: process models score each step of
+        a solution (process benchmarks only), the others whole responses; baseline:random can do both."""
+        if self.type == "baseline":
+            if process and self.baseline != "random":
+                return f"baseline:{self.baseline} has no per-step score for a process benchmark (baseline:random has)"
+            return None
+        if process and self.type not in C.PROCESS_MODEL_TYPES:
+            return f"model type {self.type} scores whole responses; a process benchmark needs each step scored"
+        if not process and self.type in C.PROCESS_MODEL_TYPES:
+            return f"model type {self.type} scores the steps of a solution; this benchmark has none"
+        return None
+
     @property
     def baseline(self) -> str:
         return self.model.removeprefix("baseline:")

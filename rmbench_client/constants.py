@@ -193,6 +193,7 @@ PPE_BEST_OF_K_SHOWN = (1, 2, 4, 8, 16, 32)  # the curve's points in the table (t
 # --- process benchmarks (PRMBench, ProcessBench) ---------------------------------------------------------------
 # PRMBench: a step scored above it is judged correct; ProcessBench: the first step scored below it is the wrong one
 PRM_THRESHOLD = 0.5
+PROCESS_MODEL_TYPES = ("prm",)  # model types that score each step of a solution (process benchmarks only)
 PRMBENCH_SOURCE_REPO = "ssmisya/PRMBench"  # on GitHub (mr_eval/tasks/prmtest_classified/data/); see data/README.md
 PRMBENCH_SOURCE_COMMIT = "a1ae4eab803e14c4c6316bf89d1679b0486faa8c"  # the files, fields and scoring read here
 # error classes in PRMBench's leaderboard groups (its notebook's classification_parallel_dict), with its short names

@@ -2,8 +2,8 @@
 
 They let `compare` pair only prompts that are the same texts in every run (two files numbered by index share ids,
 not prompts) and let `report` refuse texts that are not the ones scored. A prompt's hash covers what determines
-its scores: the prompt, its responses in order, its group (the domain or subset it is scored in) and, where a
-benchmark scores only some comparisons, which.
+its scores: the prompt, its responses in order, its group (the domain or subset it is scored in), where a
+benchmark scores only some comparisons which, and a process benchmark's steps with their labels.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def prompt_hash(ex: Example) -> str:
     material: list[Any] = [ex.group, ex.prompt, list(ex.chosen), list(ex.rejected)]
     if ex.pairs is not None:  # which comparisons are scored (PPE Correctness)
         material.append([list(p) for p in ex.pairs])
+    if ex.steps:  # a process benchmark's solution: its steps and their labels
+        material.append([list(ex.steps), list(ex.step_labels)])
     blob = json.dumps(material, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[: C.PROMPT_HASH_CHARS]
 

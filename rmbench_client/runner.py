@@ -244,8 +244,8 @@ async def score_examples(
         loop.add_signal_handler(sig, on_signal, sig)
     try:
         async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
-            if model.process != bench.process:
-                raise ConfigError(_process_mismatch(cfg, bench))
+            if model.process != bench.process:  # a kind cfg.fits did not foresee
+                raise ConfigError(f"model type {cfg.type} cannot score benchmark {bench.name}")
             store, samples = files.start()
             outcome.identity = epoch_identity(model.identity, store) or {}
             scoring = _Scoring(model, bench, store, samples)
@@ -265,14 +265,10 @@ async def score_examples(
     return outcome
 
 
-def _process_mismatch(cfg: RunConfig, bench: benchmarks.Benchmark) -> str:
-    process = ", ".join(n for n, b in benchmarks.REGISTRY.items() if b.process)
-    if bench.process:
-        return f"benchmark {bench.name} scores each step of a solution: model type {cfg.type} cannot (use a PRM)"
-    return f"model type {cfg.type} scores the steps of a solution: benchmark {bench.name} has none (use {process})"
-
-
 def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset, list[Example]]:
+    refused = cfg.fits(bench.process)  # before the data is read or a server asked
+    if refused:
+        raise ConfigError(f"benchmark {bench.name}: {refused}")
     dataset = load_dataset(bench, cfg.data_path(), cfg.data_fields)
     return dataset, dataset.examples[: cfg.limit] if cfg.limit is not None else dataset.examples
 

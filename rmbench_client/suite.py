@@ -56,6 +56,10 @@ def plan_suite(base: RunConfig, names: Sequence[str] | None, data_root: str | Pa
             fetch = f"; `rmbench-client data fetch {name}` puts it there" if bench.hub else ""
             planned.append(Planned(name, None, f"no data in {folder}{fetch}"))
             continue
+        refused = base.fits(bench.process)
+        if refused:  # process benchmarks for process models, the others for the rest
+            planned.append(Planned(name, None, refused))
+            continue
         cfg = base.replace(benchmark=name, data=str(folder), out=str(out / name))
         planned.append(Planned(name, cfg))
     return planned

@@ -193,7 +193,7 @@ def test_data_readme_lists_every_benchmark_and_known_checksum():
     readme = (REPO / "data" / "README.md").read_text(encoding="utf-8")
     for name in benchmarks.NAMES:  # every registered benchmark, the ones added later too
         assert f"`{name}`" in readme
-    for expected in C.DATA_CHECKSUMS["rm-bench"].values():
+    for expected in (*C.DATA_CHECKSUMS["rm-bench"].values(), *C.DATA_CHECKSUMS["prmbench"].values()):
         assert expected.split(":")[1] in readme
     ignored = subprocess.run(["git", "check-ignore", "data/rm-bench/total_dataset.json"], cwd=REPO, capture_output=True)
     assert ignored.returncode == 0  # downloads stay out of git

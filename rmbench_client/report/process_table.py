@@ -23,7 +23,10 @@ def prmbench_rows(summary: dict) -> tuple[list[str], list[Row]]:
     rows: list[Row] = []
     for c, value in summary.get("classes", {}).items():
         d = summary.get("details", {}).get(c, {})
-        values = [_value(value, ci.get("classes", {}).get(c)), _f1(d.get("f1")), _f1(d.get("negative_f1"))]
+        counts = d.get("counts", {})
+        erroneous = counts.get("TN", 0) + counts.get("FP", 0)  # none (multi_solutions): no F1 on erroneous steps
+        negative = _f1(d.get("negative_f1")) if erroneous else None
+        values = [_value(value, ci.get("classes", {}).get(c)), _f1(d.get("f1")), negative]
         rows.append({"name": f"{c} ({short.get(c, '?')})", "values": values, "n": d.get("n"), "total": False})
     for g, value in summary.get("groups", {}).items():
         rows.append({"name": g, "values": [_value(value, ci.get("groups", {}).get(g)), None, None], "n": None,

@@ -22,6 +22,8 @@ What upstream does, and what is done here:
   upstream's loader does, and stated in the summary;
 - more scores than steps: upstream would count the extra ones as correct steps; here it is an error naming the
   solution (a process model kind never returns one).
+Upstream reads ReasonEval's separate redundancy labels for NR and NCL where a model gives them; the model kinds
+here give one score per step, which upstream reads as every other PRM's validity labels.
 Intervals: solutions resampled within each class, 1,000 replicates, every number recomputed from the summed counts.
 """
 
