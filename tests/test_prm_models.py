@@ -19,11 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from conftest import REPO, SERVER_PYTHON, TINY_MODELS, ReferenceScores, ensure_server_side, port
 from helpers_cli import cli, rescored, summary
-from helpers_data import rmbench_dir
+from processbench_fixture import split_records, write_processbench
+from test_prmbench import prmbench_dir
 
 from rmbench_client import constants as C
 from rmbench_client.config import RunConfig
@@ -170,8 +172,6 @@ def test_rlhflow_layout_equals_transformers(policy_server: RunConfig, reference_
 
 
 async def tokenized(cfg: RunConfig, text: str) -> list[int]:
-    import httpx
-
     url = cfg.roles["prm"].endpoints[0]
     async with httpx.AsyncClient() as client:
         body = {"model": cfg.roles["prm"].served_model, "prompt": text, "add_special_tokens": True}
@@ -189,33 +189,16 @@ def test_critic_asks_processbench_and_keeps_the_answer(policy_server: RunConfig)
 
 
 # ================================================================================================================
-# End to end: `rmbench-client run --config <a prm config>` on ProcessBench (a fixture in the hub's schema) and on
+# End to end: `rmbench-client run --config <a prm config>` on ProcessBench (processbench_fixture.py) and on
 # PRMBench's real files, through the tiny PRM's server.
 # ================================================================================================================
-
-
-def processbench_fixture(out: Path) -> list[dict[str, Any]]:
-    """Two solutions per split in Qwen/ProcessBench's schema: one correct (label -1), one wrong at step 1."""
-    records = []
-    for split in ("gsm8k", "math", "olympiadbench", "omnimath"):
-        rows = [
-            {"id": f"{split}-0", "generator": "tiny", "problem": f"({split}) What is 2 + 2?",
-             "steps": ["2 + 2 = 4.", "The answer is $\\boxed{4}$."], "final_answer_correct": True, "label": -1},
-            {"id": f"{split}-1", "generator": "tiny", "problem": f"({split}) What is 3 * 3?",
-             "steps": ["3 * 3 = 9.", "So 9 + 1 = 11.", "The answer is 11."], "final_answer_correct": False,
-             "label": 1},
-        ]  # fmt: skip
-        (out / f"{split}.json").write_text(json.dumps(rows))
-        records += rows
-    return records
 
 
 def test_run_scores_processbench_through_the_prm(
     pooling_server: RunConfig, reference_scores: ReferenceScores, tmp_path: Path
 ) -> None:
-    data, out = tmp_path / "processbench", tmp_path / "run"
-    data.mkdir()
-    records = processbench_fixture(data)
+    data, out = write_processbench(tmp_path / "processbench", count=2), tmp_path / "run"
+    records = [r for split in C.PROCESSBENCH_SPLITS for r in split_records(split, 2)]  # the files' order
     config = tmp_path / "prm.yaml"
     config.write_text(yaml.safe_dump(pooling_server.replace(benchmark="processbench").to_data(exclude_none=True)))
     proc = cli("run", "--config", str(config), "--data", str(data), "--out", str(out), "--no-progress")
@@ -240,9 +223,7 @@ def test_run_scores_processbench_through_the_prm(
 
 
 def test_run_scores_prmbench_records_cut_and_all(pooling_server: RunConfig, tmp_path: Path) -> None:
-    data = rmbench_dir().parent / "prmbench"
-    if not data.is_dir():
-        pytest.skip(f"shared PRMBench data not found in {data}")
+    data = prmbench_dir()
     config = tmp_path / "prm.yaml"
     config.write_text(yaml.safe_dump(pooling_server.replace(benchmark="prmbench").to_data(exclude_none=True)))
     out = tmp_path / "run"
