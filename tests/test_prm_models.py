@@ -65,6 +65,19 @@ def prm_config(url: str, served: str, path: Path, max_model_len: int, **prm: Any
     return RunConfig.from_data({"model": served, "type": "prm", "roles": {"prm": role}, "prm": prm})
 
 
+def test_the_tiny_prm_builds_byte_identical(tmp_path: Path) -> None:
+    """Seeded and written in a fixed order: two builds give the same bytes (the marker records their sha256)."""
+    build_prm()
+    script = str(REPO / "servers" / "build_prm.py")
+    for name in ("a", "b"):
+        subprocess.run([str(SERVER_PYTHON), script, "--out", str(tmp_path / name)], check=True, capture_output=True)
+    markers = [json.loads((tmp_path / n / ".built.json").read_text()) for n in ("a", "b")]
+    assert markers[0]["sha256"] == markers[1]["sha256"] == json.loads((PRM_DIR / ".built.json").read_text())["sha256"]
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert config["architectures"] == ["Qwen2ForProcessRewardModel"]
+    assert json.loads((tmp_path / "a" / "prm.json").read_text())["step_tag_id"] < config["vocab_size"]
+
+
 @pytest.fixture(scope="module")
 def pooling_server(tmp_path_factory) -> Iterator[RunConfig]:
     tag_id = json.loads((build_prm() / "prm.json").read_text())["step_tag_id"]
