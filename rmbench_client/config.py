@@ -282,12 +282,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-MAIN_ROLE = {
-    "reward": "reward",
-    "dpo": "policy",
-    "judge": "judge",
-    "prm": "prm",
-}  # the role a run is named after by default
+# the role a run is named after by default
+MAIN_ROLE = {"reward": "reward", "dpo": "policy", "judge": "judge", "prm": "prm"}
 
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
