@@ -13,7 +13,13 @@ from rmbench_client.config import RunConfig
 from rmbench_client.errors import SampleError, ShapeError
 from rmbench_client.launcher.commands import server_command
 from rmbench_client.model_kinds.prm import StepScores, step_positions
-from rmbench_client.model_kinds.prm_critic import CRITIQUE_TEMPLATE, boxed_index, critique_messages, step_scores
+from rmbench_client.model_kinds.prm_critic import (
+    CRITIQUE_TEMPLATE,
+    boxed_index,
+    critique,
+    critique_messages,
+    step_scores,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,6 +53,7 @@ def test_boxed_index(answer: str | None, index: int | None) -> None:
 
 
 def test_critic_answer_as_step_scores() -> None:
+    assert critique("text \\boxed{1}") == "text \\boxed{1}" and critique(None) is None  # judge.ask's text
     assert step_scores(-1, 3) == [1.0, 1.0, 1.0]
     assert step_scores(0, 3) == [0.0]
     assert step_scores(2, 3) == [1.0, 1.0, 0.0]

@@ -5,7 +5,8 @@ Source: QwenLM/ProcessBench, commit e8024636bcabdf8bd514440551b531d3f90dd18b, `c
 0), the whole stripped, and put with the problem into the critique template (`str.format`, so its `\\boxed{{}}`
 reads `\\boxed{}`), the only, user, message; temperature 0 and `prm.max_tokens` new tokens (8,192 there). The answer
 is the last `\\boxed{...}` of the critique (`\\\\boxed\\{([^}]*)\\}`), stripped, as an integer; anything else is no
-answer. The request is the judge's (model_kinds/judge.py `ask`).
+answer. The request is the judge's (model_kinds/judge.py `ask`); where it returns a whole judgement (judges that
+think), the critique is its answer after the thinking.
 
 As per-step scores (the process contract): answer -1 (no wrong paragraph) scores every step 1; answer i scores
 steps 0..i-1 as 1 and step i as 0, and nothing after it (the critic says nothing of later steps: a shorter list);
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import re
 from typing import Any
 
@@ -56,6 +58,15 @@ def boxed_index(text: str | None) -> int | None:
         return int(found[-1].strip())
     except ValueError:
         return None
+
+
+def critique(answer: Any) -> str | None:
+    """The critique in what judge.ask returns: its text; or, where judge.ask returns the whole stored judgement
+    (judges that think: judge_answers.py), its first sample's answer after the thinking."""
+    if answer is None or isinstance(answer, str):
+        return answer
+    answers = importlib.import_module(f"{__package__}.judge_answers")  # absent where ask returns text
+    return str(answers.answer_text(answer["samples"][0]))
 
 
 def step_scores(prediction: int | None, steps: int) -> list[float]:
@@ -110,13 +121,13 @@ class CriticPrm:
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         answers = await asyncio.gather(*(self._ask(u.payload) for u in units))
         out = []
-        for answer in answers:
-            prediction = boxed_index(answer)
+        for answer in answers:  # stored whole (JSON: a text, or a judge's stored judgement)
+            prediction = boxed_index(critique(answer))
             out.append({"steps": step_scores(prediction, len(ex.steps)), "prediction": prediction,
                         "answer": answer})  # fmt: skip
         return out
 
-    async def _ask(self, messages: list[Message]) -> str | None:
+    async def _ask(self, messages: list[Message]) -> Any:
         return await self.pool.call(lambda ep: ask(ep, messages, self.request, self._clients))
 
     def merge(self, values: list[Any]) -> list[Any]:
@@ -128,4 +139,4 @@ class CriticPrm:
 
     def details(self, ex: Example, values: list[Any]) -> dict[str, Any] | None:
         value = values[0].value
-        return {"prediction": value["prediction"], "answer": value["answer"]}
+        return {"prediction": value["prediction"], "answer": critique(value["answer"])}
