@@ -42,8 +42,8 @@ from .base import Unit
 from .dpo import DpoModel
 
 # the start-up probe: a question and two steps, scored to check the step tag and to fingerprint the model
-PROBE_QUESTION = "What is 2 + 3 * 4?"
-PROBE_STEPS = ("First, 3 * 4 = 12.", "Then 2 + 12 = 14, so the answer is 14.")
+PROBE = Example("probe", "probe", "", "What is 2 + 3 * 4?", (), (),
+                steps=("First, 3 * 4 = 12.", "Then 2 + 12 = 14, so the answer is 14."))  # fmt: skip
 
 
 class StepScores(list[float]):
@@ -78,7 +78,6 @@ class ProcessModel:
         self._served = served
         self.limit = int(served.get("max_model_len") or 0)  # 0: the server did not say
         self.cuts = 0
-        self._warnings: list[str] = []
         self._identity: dict[str, Any] = {"kind": "prm", "method": options.method, "step_tag": self.tag,
                                           "max_model_len": self.limit or None}  # fmt: skip
 
@@ -90,7 +89,7 @@ class ProcessModel:
     def warnings(self) -> list[str]:
         cut = (f"{self.cuts} solution(s) longer than the server's max_model_len ({self.limit} tokens) were cut "
                "there: only their first steps are scored")  # fmt: skip
-        return self._warnings + ([cut] if self.cuts else [])
+        return [cut] if self.cuts else []
 
     def merge(self, values: list[Any]) -> list[Any]:
         self.cuts += sum(bool(v.get("cut")) for v in values)  # counted here: a resumed run reports stored cuts too
@@ -107,10 +106,9 @@ class ProcessModel:
         return {"cut_at_tokens": value["cut"], "steps_scored": len(value["steps"]), "steps": len(ex.steps)}
 
     async def _fingerprint(self) -> list[float]:
-        probe = Example("probe", "probe", "", PROBE_QUESTION, (), (), steps=PROBE_STEPS)
-        (value,) = await self.score(probe, self.units(probe))
-        if len(value["steps"]) != len(PROBE_STEPS):
-            raise ConfigError(f"role prm: the probe's {len(PROBE_STEPS)} steps got {len(value['steps'])} scores")
+        (value,) = await self.score(PROBE, self.units(PROBE))
+        if len(value["steps"]) != len(PROBE.steps):
+            raise ConfigError(f"role prm: the probe's {len(PROBE.steps)} steps got {len(value['steps'])} scores")
         return [float(v) for v in value["steps"]]
 
     def units(self, ex: Example) -> list[Unit]:
@@ -151,8 +149,7 @@ class PoolingPrm(ProcessModel):
             expected = f"token {wanted}" if wanted is not None else "one token"
             raise ConfigError(f"prm.step_tag {self.tag!r} is {ids} in the server's tokenizer, not {expected}")
         self.tag_id = ids[0]
-        probe = Example("probe", "probe", "", PROBE_QUESTION, (), (), steps=PROBE_STEPS)
-        probe_ids = await self.pool.call(partial(backend.tokenize, messages=self.messages(probe),
+        probe_ids = await self.pool.call(partial(backend.tokenize, messages=self.messages(PROBE),
                                                  add_generation_prompt=False))  # fmt: skip
         try:
             fingerprint = await self._fingerprint()
