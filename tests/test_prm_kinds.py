@@ -104,6 +104,11 @@ def test_serve_starts_a_prm_with_its_step_tag() -> None:
     assert "--enable-scale-out" not in cmd
     plain = server_command("prm", cfg.roles["prm"], "http://127.0.0.1:8704", REPO, prm_cfg().prm)
     assert "--pooler-config" not in plain  # vLLM's own default tag id (Qwen's <extra_0>) then applies
+    role = cfg.roles["prm"]
+    assert role.serve is not None
+    own = role.replace(serve=role.serve.replace(extra_args=["--pooler-config", '{"step_tag_id": 7}']))
+    cmd = server_command("prm", own, "http://127.0.0.1:8704", REPO, cfg.prm)
+    assert cmd.count("--pooler-config") == 1 and cmd[-1] == '{"step_tag_id": 7}'  # the config's own is left as given
     logprobs = prm_cfg(method="logprobs")
     cmd = server_command("prm", logprobs.roles["prm"], "http://127.0.0.1:8704", REPO, logprobs.prm)
     assert "--pooler-config" not in cmd and "--enable-scale-out" in cmd
