@@ -32,10 +32,11 @@ server-venv:
 
 models: server-venv
 	$(SERVER_VENV)/bin/python servers/build_models.py --size tiny --out models/tiny
+	$(SERVER_VENV)/bin/python servers/build_prm.py --out models/tiny-prm
 
-# The CPU demo's servers need .venv-server and the tiny models (both no-ops once done); other configs
+# The CPU demo's and the CPU PRM's servers need .venv-server and the tiny models (no-ops once done); other configs
 # name their own models and engines.
-serve: install $(if $(filter configs/cpu-demo.yaml,$(CONFIG)),models)
+serve: install $(if $(filter configs/cpu-demo.yaml configs/cpu-prm.yaml,$(CONFIG)),models)
 	$(BIN)/rmbench-client serve --config $(CONFIG)
 
 stop: install

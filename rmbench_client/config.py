@@ -19,13 +19,15 @@ from msgspec import Meta, field
 from . import constants as C
 from .errors import ConfigError, located
 
-ModelType = Literal["reward", "dpo", "judge", "baseline"]
-Role = Literal["reward", "policy", "reference", "judge"]
+ModelType = Literal["reward", "dpo", "judge", "baseline", "prm"]
+Role = Literal["reward", "policy", "reference", "judge", "prm"]
 ROLES_BY_TYPE: dict[str, tuple[Role, ...]] = {  # the roles a model type may use (see RunConfig.roles_used)
     "reward": ("reward",),
     "dpo": ("policy", "reference"),
     "judge": ("judge",),
     "baseline": (),
+    # its own role: a PRM's server is started unlike a reward model's (the step tag's pooler, a generate runner)
+    "prm": ("prm",),
 }
 
 
@@ -203,10 +205,29 @@ class JudgeOptions(Strict, frozen=True, kw_only=True):
 
 
 class PrmOptions(Strict, frozen=True, kw_only=True):
-    """Process benchmarks and process reward models (`prm.*`)."""
+    """Process benchmarks and process reward models (`prm.*`): how a PRM's per-step scores are read
+    (model_kinds/prm.py, prm_critic.py) and the threshold the benchmarks judge a step by."""
 
     # a step scored above it is judged correct (PRMBench's rule); ProcessBench's wrong step is the first one not
     threshold: Annotated[float, Meta(ge=0, le=1)] = C.PRM_THRESHOLD
+    # pooling: vLLM's native PRM (/pooling, step-tag pooling); logprobs: a causal LM's next-token probabilities of
+    # good_token against bad_token at each step tag; critic: a chat model names the earliest wrong step
+    method: Literal["pooling", "logprobs", "critic"] = "pooling"
+    step_tag: str | None = None  # after every step; None: C.PRM_STEP_TAG (pooling), C.PRM_LOGPROB_STEP_TAG
+    step_tag_id: int | None = None  # pooling: the server's step_tag_id (`serve` passes it; `run` checks it)
+    system: str | None = C.PRM_SYSTEM  # pooling: the system message (Qwen2.5-Math-PRM's model card); None: none
+    # logprobs: Math-Shepherd's text (the tag after each step), or RLHFlow's conversation (each step a user turn,
+    # good_token the assistant's answer to the earlier ones; the score is read where the assistant answers)
+    layout: Literal["text", "chat"] = "text"
+    good_token: str = C.PRM_GOOD_TOKEN  # logprobs
+    bad_token: str = C.PRM_BAD_TOKEN
+    max_tokens: AtLeastOne = C.PRM_CRITIC_MAX_TOKENS  # critic: room for its review
+
+    def tag(self) -> str:
+        """The step tag in use: the configured one, else the method's default."""
+        if self.step_tag is not None:
+            return self.step_tag
+        return C.PRM_LOGPROB_STEP_TAG if self.method == "logprobs" else C.PRM_STEP_TAG
 
 
 class ClientOptions(Strict, frozen=True, kw_only=True):
@@ -329,7 +350,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-MAIN_ROLE = {"reward": "reward", "dpo": "policy", "judge": "judge"}  # the role a run is named after by default
+# the role a run is named after by default
+MAIN_ROLE = {"reward": "reward", "dpo": "policy", "judge": "judge", "prm": "prm"}
 
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:

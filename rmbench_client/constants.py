@@ -344,6 +344,19 @@ SERVER_CPU_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20), "MALLOC_TRIM
 # log-probs come without detokenized strings (about half the HTTP process's CPU per token of /v1/completions)
 LOGPROB_SERVER_FLAGS = ("--enable-scale-out",)
 
+# --- process reward models (type: prm; model_kinds/prm.py, prm_critic.py) ----------------------------------------
+# vLLM's native PRM (Qwen2ForProcessRewardModel): Qwen2.5-Math-PRM's model card writes this special token after
+# every step, and its system message, in its chat template's system/user/assistant layout
+PRM_STEP_TAG = "<extra_0>"
+PRM_SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}."
+# a causal LM read as a PRM (Math-Shepherd): the step tag after each step, and the two tokens whose next-token
+# probabilities at the tag are compared (renormalised over the two)
+PRM_LOGPROB_STEP_TAG = " ки"
+PRM_GOOD_TOKEN = "+"
+PRM_BAD_TOKEN = "-"
+# a generative critic (ProcessBench's run_eval.py): temperature 0, 8,192 new tokens (32,768 for QwQ there)
+PRM_CRITIC_MAX_TOKENS = 8192
+
 # --- reports and extra backends ---------------------------------------------------------------------------------
 HEATMAP_FILE = "heatmap-{name}.png"  # name: a domain, or "overall"
 HEATMAP_DPI = 120

@@ -78,16 +78,17 @@ def cpu_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CpuServers
         stop_servers(state_dir)
 
 
-ReferenceScores = Callable[[Path | str, str, list[list[int]]], list[Any]]
+ReferenceScores = Callable[..., list[Any]]  # (model_dir, kind, inputs, **extra): see servers/reference_scores.py
 
 
 @pytest.fixture(scope="session")
 def reference_scores() -> ReferenceScores:
-    """transformers in-process (servers/reference_scores.py in .venv-server): kind "reward" or "logprobs"."""
+    """transformers in-process (servers/reference_scores.py in .venv-server): kind "reward", "logprobs", "prm" or
+    "step_logprobs"."""
     ensure_server_side()
 
-    def run(model_dir: Path | str, kind: str, inputs: list[list[int]]) -> list[Any]:
-        request = json.dumps({"model_dir": str(model_dir), "kind": kind, "inputs": inputs})
+    def run(model_dir: Path | str, kind: str, inputs: list[Any], **extra: Any) -> list[Any]:
+        request = json.dumps({"model_dir": str(model_dir), "kind": kind, "inputs": inputs, **extra})
         script = str(REPO / "servers" / "reference_scores.py")
         proc = subprocess.run(
             [str(SERVER_PYTHON), script], input=request, capture_output=True, text=True, timeout=300, check=False

@@ -36,7 +36,8 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     p.add_argument("--config", metavar="FILE", help="evaluation YAML (see configs/); flags override it")
     p.add_argument("--model", metavar="NAME", help="the run's name in reports (default: the served model); "
                    "baseline:random|longer|markdown needs no server")  # fmt: skip
-    p.add_argument("--type", choices=["reward", "dpo", "judge", "baseline"], help="model type (default: reward)")
+    p.add_argument("--type", choices=["reward", "dpo", "judge", "baseline", "prm"],
+                   help="model type (default: reward)")  # fmt: skip
     if suite:
         p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose "
                        f"data is present; known: {', '.join(benchmarks.NAMES)})")  # fmt: skip
@@ -75,6 +76,8 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
                    "(its arena-hard judge, or its vanilla one)")  # fmt: skip
     o.add_argument("--judge-seed", dest="judge.seed", type=int, metavar="N", help="seed of the judge's answer order")
     o.add_argument("--judge-max-tokens", dest="judge.max_tokens", type=int, metavar="N", help="judge answer length")
+    o.add_argument("--prm-method", dest="prm.method", choices=["pooling", "logprobs", "critic"],
+                   help="how a PRM's step scores are read (default: pooling, vLLM's native PRM)")  # fmt: skip
     o.add_argument("--threshold", dest="prm.threshold", type=float, metavar="T",
                    help="process benchmarks: a step scored above T is judged correct (default 0.5)")  # fmt: skip
     o.add_argument("--judge-reasoning-budget", dest="judge.reasoning_budget", type=int, metavar="N",
@@ -109,6 +112,7 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
         "policy": (args.policy_endpoint, args.policy_model, None),
         "reference": (args.reference_endpoint, args.reference_model, None),
         "judge": (args.judge_endpoint, None, None),
+        "prm": (None, None, None),
     }
     main = MAIN_ROLE.get(out["type"] or "reward", "reward")  # --endpoint / --served-model / --backend name it
     endpoints, served, backend = roles[main]

