@@ -131,6 +131,7 @@ ROLE_FLAGS = {
     "policy": ("--policy-endpoint URL", "--policy-model NAME"),
     "reference": ("--reference-endpoint URL", "--reference-model NAME"),
     "judge": ("--judge-endpoint URL", "--served-model NAME"),
+    "prm": ("--endpoint URL", "--served-model NAME"),
 }
 
 
