@@ -254,9 +254,10 @@ def _remove(ray: Any, replicas: Sequence[tuple[str, Any, Any]]) -> None:
     """Stop each replica's server, kill its actor for good and remove its placement group."""
     for _, _, actor in replicas:
         if actor is not None:
-            with contextlib.suppress(Exception):  # a replica restarting or never placed has no server to stop
+            with contextlib.suppress(Exception):  # a replica waiting for a node (or never placed) has no server
+                ray.get(actor.info.remote(), timeout=C.RAY_ALIVE_TIMEOUT_S)
                 ray.get(actor.stop.remote(), timeout=C.SERVER_STOP_TIMEOUT_S + 10)
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # its guard ends the server if the stop above could not
                 ray.kill(actor, no_restart=True)
     for name, pg, _ in replicas:
         if pg is not None:
