@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from . import constants as C
 from .backends.base import Endpoint
 from .backends.vllm_features import served_routes
+from .endpoint_pool import Call
 from .errors import ConfigError, EndpointError, RetryableError
 from .model_identity import fingerprints_match, same_model, served_identity
 from .retry import retry_delay
@@ -117,13 +118,18 @@ class Admission:
         self._expected = expected
         self._ready.set()
 
-    async def verify(self, endpoints: list[Endpoint]) -> None:
-        """At start: every admitted endpoint gives the role's fingerprint, else ConfigError (which is right?)."""
-        if self._fingerprint is None:
-            return
-        for problem in await asyncio.gather(*map(self._compare, endpoints)):
-            if problem:
+    async def verify(self, endpoints: list[Endpoint]) -> list[Endpoint]:
+        """At start: every admitted endpoint gives the role's fingerprint, else ConfigError (which is right?).
+        Returns those that could not be asked (down since): they are checked when they answer again."""
+        if self._fingerprint is None or len(endpoints) < 2:  # one: the role's fingerprint was taken on it
+            return []
+        found = await asyncio.gather(*map(self._compare, endpoints), return_exceptions=True)
+        for problem in found:
+            if isinstance(problem, str):
                 raise ConfigError(f"the {self.role} endpoints serve different models: {problem}")
+            if isinstance(problem, ConfigError | asyncio.CancelledError):
+                raise problem
+        return [ep for ep, problem in zip(endpoints, found, strict=True) if isinstance(problem, BaseException)]
 
     async def _compare(self, ep: Endpoint) -> str | None:
         assert self._fingerprint is not None
@@ -146,6 +152,15 @@ class Admission:
             problem = await self._compare(ep)
             if problem:
                 raise ConfigError(problem)
+
+
+def on(ep: Endpoint) -> Call:
+    """A `call` pinned to one endpoint, without retries (admission's checks of that endpoint)."""
+
+    async def call(fn: Callable[[Endpoint], Awaitable[Any]]) -> Any:
+        return await fn(ep)
+
+    return call
 
 
 def _short(values: list[float] | None) -> str:

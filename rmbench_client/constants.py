@@ -236,6 +236,7 @@ ENDPOINT_FIRST_PROBE_S = 0.1  # probes start soon (a blip) and back off to the i
 ENDPOINT_PROBE_INTERVAL_S = 2.0
 # a pool short of endpoints (one taken out or gone, or none at work) re-reads its source at most this often
 ENDPOINT_SOURCE_REFRESH_S = 5.0
+ENDPOINT_SOURCE_TIMEOUT_S = 30.0  # a read of a role's endpoint list (a cluster registry) that takes longer failed
 PROBE_PATHS = ("/health", "/v1/models")  # an ejected endpoint answers 200 on one again; hosted APIs lack /health
 # Probe fingerprints (a model's raw outputs for fixed probes, taken at start) within this relative difference are
 # the same model: loose enough for run-to-run noise, tight enough that a retrained or negated head is new.

@@ -32,7 +32,7 @@ import httpx
 
 from . import constants as C
 from .backends.base import Endpoint
-from .errors import ConfigError, EndpointError, RetryableError
+from .errors import ConfigError, EndpointError, RetryableError, RmbError
 from .retry import retry_delay
 
 if TYPE_CHECKING:
@@ -63,15 +63,6 @@ class _State:
         self.sent = 0
 
 
-def on(ep: Endpoint) -> Call:
-    """A `call` pinned to one endpoint, without retries (admission's checks of that endpoint)."""
-
-    async def call(fn: Callable[[Endpoint], Awaitable[Any]]) -> Any:
-        return await fn(ep)
-
-    return call
-
-
 class EndpointPool:
     """The endpoints serving one role of a run."""
 
@@ -89,7 +80,7 @@ class EndpointPool:
         source: EndpointSource | None = None,
         make_endpoint: Callable[[str], Endpoint] | None = None,
         admission: AdmissionCheck | None = None,
-        refresh_interval: float = C.ENDPOINT_SOURCE_REFRESH_S,
+        refresh_interval: float | None = None,
     ) -> None:
         """`endpoints` are members at once (no admission); with a `source`, `make_endpoint` (a URL to an Endpoint
         with the role's client, headers and transport) and `admission`, `start` fills the pool."""
@@ -99,7 +90,7 @@ class EndpointPool:
         self._source = source
         self._make = make_endpoint
         self._admission = admission
-        self._refresh_interval = refresh_interval
+        self._refresh_interval = C.ENDPOINT_SOURCE_REFRESH_S if refresh_interval is None else refresh_interval
         self._pending: dict[str, asyncio.Task[None]] = {}  # listed, not admitted yet: tried until admitted
         self._rejected: dict[str, str] = {}  # listed, serving something else: out while the source lists it
         self._retired: list[_State] = []  # members the source no longer lists
@@ -206,9 +197,10 @@ class EndpointPool:
                 self._eject(state)
         self._wake(1)
 
-    def _eject(self, state: _State) -> None:
+    def _eject(self, state: _State, why: str = "") -> None:
         state.healthy = False
-        log.warning("%s endpoint %s taken out after %d failures", self.role, state.endpoint, state.failures)
+        why = why or f"after {state.failures} failures"
+        log.warning("%s endpoint %s taken out %s", self.role, state.endpoint, why)
         state.probe = asyncio.get_running_loop().create_task(self._probe(state))
         self._short_now()
 
@@ -274,9 +266,14 @@ class EndpointPool:
     async def start(self) -> None:
         """Read the source and admit the endpoints that pass (admission.py); the ones down are tried until they
         do. EndpointError or ConfigError when none can be admitted."""
-        assert self._source is not None and self._make is not None and self._admission is not None
-        self._last_read = asyncio.get_running_loop().time()
-        listed = [self._make(url) for url in dict.fromkeys(u.rstrip("/") for u in await self._source.urls())]
+        assert self._make is not None and self._admission is not None
+        try:
+            urls = await self._read()
+        except RmbError:
+            raise
+        except Exception as exc:  # a registry's own error, or no answer in time: one line, no traceback
+            raise EndpointError(f"cannot read the {self.role} endpoints: {type(exc).__name__}: {exc}") from None
+        listed = [self._make(url) for url in urls]
         if not listed:
             raise EndpointError(f"no {self.role} endpoint is listed")
         for ep, problem in zip(listed, await self._admission.start(listed), strict=True):
@@ -290,6 +287,12 @@ class EndpointPool:
                 self._pend(ep)
         self._peak = len(self._states)
         self._watch()
+
+    def take_out(self, ep: Endpoint, why: str) -> None:
+        """Take `ep` out until it answers and passes admission again."""
+        for state in self._states:
+            if state.endpoint.url == ep.url and state.healthy:
+                self._eject(state, f"({why})")
 
     def _pend(self, ep: Endpoint) -> None:
         self._pending[ep.url] = asyncio.get_running_loop().create_task(self._join(ep))
@@ -351,12 +354,18 @@ class EndpointPool:
             await asyncio.sleep(max(0.0, self._last_read + self._refresh_interval - loop.time()))
             await self._refresh()
 
+    async def _read(self) -> list[str]:
+        """The source's URLs now, each once; a source that does not answer in time raises TimeoutError."""
+        assert self._source is not None
+        self._last_read = asyncio.get_running_loop().time()
+        async with asyncio.timeout(C.ENDPOINT_SOURCE_TIMEOUT_S):
+            return list(dict.fromkeys(u.rstrip("/") for u in await self._source.urls()))
+
     async def _refresh(self) -> None:
         """Drop what the source no longer lists; admit what it newly lists."""
-        assert self._source is not None and self._make is not None
-        self._last_read = asyncio.get_running_loop().time()
+        assert self._make is not None
         try:
-            urls = list(dict.fromkeys(u.rstrip("/") for u in await self._source.urls()))
+            urls = await self._read()
         except Exception as exc:  # a registry that cannot be read now is read again later; the pool stays as is
             log.warning("%s: cannot read the endpoint list (%s); read again in %.0fs", self.role, exc,
                         self._refresh_interval)  # fmt: skip
@@ -372,8 +381,13 @@ class EndpointPool:
         known = {s.endpoint.url for s in self._states} | self._pending.keys() | self._rejected.keys()
         for url in urls:
             if url not in known:
+                try:
+                    ep = self._make(url)
+                except ConfigError as exc:  # not a URL the client can use: said once, while it is listed
+                    self._reject(url, exc)
+                    continue
                 log.info("%s endpoint %s is listed: it joins once it passes the identity check", self.role, url)
-                self._pend(self._make(url))
+                self._pend(ep)
 
     async def aclose(self) -> None:
         self._closed = True

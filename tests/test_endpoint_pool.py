@@ -14,7 +14,7 @@ import rmbench_client.endpoint_pool as scheduler
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.transport import request_json
 from rmbench_client.endpoint_pool import EndpointPool
-from rmbench_client.errors import EndpointError, RetryableError, SampleError
+from rmbench_client.errors import ConfigError, EndpointError, RetryableError, SampleError
 
 pytestmark = pytest.mark.timeout(60)
 A, B = "http://a.test", "http://b.test"
@@ -327,5 +327,149 @@ def test_a_woken_caller_that_is_cancelled_passes_its_slot_on():
             second.cancel()  # ... which is cancelled before it runs: `third` must get the slot
             assert (await asyncio.wait_for(third, timeout=2.0))["host"] == "a.test"
             await pool.aclose()
+
+    asyncio.run(go())
+
+
+# --- membership: admission when an endpoint comes back, a source that cannot be read ------------------------------
+
+
+class Admits:
+    """An admission check: the URLs in `good` pass, those in `other` serve another model, the rest are down."""
+
+    def __init__(self, good: set[str]) -> None:
+        self.good = good
+        self.other: set[str] = set()
+
+    def _verdict(self, ep: Endpoint) -> Exception | None:
+        if ep.url in self.other:
+            return ConfigError(f"endpoint {ep} serves 'another-model', not the role's 'm'")
+        return None if ep.url in self.good else EndpointError(f"{ep} is down")
+
+    async def start(self, endpoints: list[Endpoint]) -> list[Exception | None]:
+        return [self._verdict(ep) for ep in endpoints]
+
+    async def __call__(self, ep: Endpoint) -> None:
+        if (problem := self._verdict(ep)) is not None:
+            raise problem
+
+
+class Source:
+    def __init__(self, urls: list[str]) -> None:
+        self.now: list[str] | Exception = urls
+
+    async def urls(self) -> list[str]:
+        if isinstance(self.now, Exception):
+            raise self.now
+        return list(self.now)
+
+
+def sourced_pool(client: httpx.AsyncClient, source: Source, admits: Admits, **kw: Any) -> EndpointPool:
+    return make_pool(
+        "reward",
+        [],
+        source=source,
+        make_endpoint=lambda url: Endpoint(url, "m", client),
+        admission=admits,
+        refresh_interval=0.01,
+        **({"eject_after": 1, "probe_interval": 0.005} | kw),
+    )
+
+
+def test_an_endpoint_back_with_another_model_never_gets_work_again(caplog):
+    servers = Servers()
+    admits = Admits({A, B})
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
+            pool = sourced_pool(client, Source([A, B]), admits)
+            try:
+                await pool.start()
+                await asyncio.gather(*(pool.call(score) for _ in range(4)))
+                assert servers.calls["b.test"] == 2
+                servers.failing.add("b.test")
+                servers.sick.add("b.test")
+                await asyncio.gather(*(pool.call(score) for _ in range(4)))  # B fails once and is taken out
+                admits.other.add(B)  # B restarts serving another model
+                servers.failing.clear()
+                servers.sick.clear()
+                while B in [s.endpoint.url for s in pool._states]:  # its probe answers; admission refuses it
+                    await asyncio.sleep(0.005)
+                before = servers.calls["b.test"]
+                await asyncio.gather(*(pool.call(score) for _ in range(20)))
+                assert servers.calls["b.test"] == before
+                assert servers.calls["a.test"] >= 22
+            finally:
+                await pool.aclose()
+
+    asyncio.run(go())
+    assert f"reward endpoint {B} stays out of this run: endpoint {B} serves 'another-model'" in caplog.text
+
+
+def test_a_source_that_cannot_be_read_leaves_the_pool_as_it_is(caplog):
+    servers = Servers()
+    source = Source([A, B])
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
+            pool = sourced_pool(client, source, Admits({A, B}))
+            try:
+                await pool.start()
+                source.now = RuntimeError("the registry is unreachable")
+                servers.failing.add("b.test")
+                servers.sick.add("b.test")
+                results = await asyncio.gather(*(pool.call(score) for _ in range(20)))  # B taken out; re-read
+                assert all(r["host"] == "a.test" for r in results)
+                while "cannot read the endpoint list" not in caplog.text:
+                    await asyncio.sleep(0.005)
+                servers.failing.clear()
+                servers.sick.clear()
+                while not all(s.healthy for s in pool._states):  # B is still a member: it comes back
+                    await asyncio.sleep(0.005)
+                assert [s.endpoint.url for s in pool._states] == [A, B]
+            finally:
+                await pool.aclose()
+
+    asyncio.run(go())
+
+
+def test_a_source_that_cannot_be_read_at_start_is_one_endpoint_error():
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(Servers().handler)) as client:
+            pool = sourced_pool(client, Source([]), Admits(set()))
+            with pytest.raises(EndpointError, match="^no reward endpoint is listed$"):
+                await pool.start()
+            source = Source([])
+            source.now = RuntimeError("the registry is unreachable")
+            pool = sourced_pool(client, source, Admits(set()))
+            with pytest.raises(EndpointError, match="cannot read the reward endpoints: RuntimeError: the registry"):
+                await pool.start()
+
+    asyncio.run(go())
+
+
+def test_an_endpoint_taken_out_at_start_gets_work_only_after_admission():
+    """What the start-up does with an endpoint whose fingerprint could not be taken: out until admitted again."""
+    servers = Servers()
+    admits = Admits({A})
+
+    async def go() -> None:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(servers.handler)) as client:
+            pool = sourced_pool(client, Source([A, B]), Admits({A, B}))
+            try:
+                await pool.start()
+                pool._admission = admits  # B does not pass for now
+                pool.take_out(pool.endpoints[1], "its fingerprint could not be taken")
+                await asyncio.gather(*(pool.call(score) for _ in range(10)))
+                await asyncio.sleep(0.05)  # probed meanwhile (/health answers), refused by admission
+                await asyncio.gather(*(pool.call(score) for _ in range(10)))
+                assert servers.calls["b.test"] == 0 and servers.health_checks["b.test"] >= 2
+                admits.good.add(B)
+                while not all(s.healthy for s in pool._states):
+                    await asyncio.sleep(0.005)
+                await asyncio.gather(*(pool.call(score) for _ in range(10)))
+                assert servers.calls["b.test"] > 0
+            finally:
+                await pool.aclose()
 
     asyncio.run(go())

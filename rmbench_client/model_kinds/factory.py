@@ -73,6 +73,10 @@ def endpoint_maker(
     """How the role's pool makes an Endpoint of a URL its source lists: as `endpoints` makes the config's."""
 
     def make(url: str) -> Endpoint:
+        try:  # checked as the config's are (a Ray role's serve section aside: its URLs come from the cluster)
+            role.replace(endpoints=[url], serve=None)
+        except ValueError as exc:
+            raise ConfigError(f"role {name}: {exc}") from None
         (ep,) = endpoints(name, role, client, transport, [url])
         return ep
 
@@ -145,5 +149,6 @@ async def open_model_kind(cfg: RunConfig, judge_mode: JudgeMode = "pairwise") ->
         for pool in pools.values():  # from now on every endpoint that joins gives the role's fingerprint
             expected = model.identity["models"].get(pool.role, {}).get("fingerprint")
             admissions[pool.role].fingerprinted(partial(model.fingerprint, pool.role), expected)
-            await admissions[pool.role].verify(pool.endpoints)
+            for ep in await admissions[pool.role].verify(pool.endpoints):
+                pool.take_out(ep, "its fingerprint could not be taken")
         yield model

@@ -15,11 +15,12 @@ import logging
 from functools import partial
 from typing import Any
 
+from ..admission import on
 from ..backends.base import Endpoint, Messages, TextRewardBackend
 from ..backends.vllm import VllmReward
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
 from ..config import RewardOptions, RoleConfig
-from ..endpoint_pool import Call, EndpointPool, on
+from ..endpoint_pool import Call, EndpointPool
 from ..errors import ConfigError, EndpointError
 from ..examples import Example, conversation
 from .base import Unit
