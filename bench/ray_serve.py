@@ -6,8 +6,9 @@ each, every node on 127.0.0.1), with the tiny reward model (models/tiny, vllm-cp
 - serve: wall time of `rmbench-client serve --config C` until it returns (every server healthy, identity checked),
   for two local servers (the local launcher) and for two replicas on two Ray nodes; then `stop` of each.
 - discovery: one read of the replicas' URLs as a run makes it (ray_discovery.RayEndpoints.urls: one GET of the
-  state API on a new connection), warm in this process and cold in a new one (its imports included); against
-  what asking Ray itself costs a new process (`import ray`, `ray.init`, `ray.get_actor` and one call per replica).
+  state API on a new connection), warm in this process (each re-read of a running pool) and cold in a new one (the
+  discovery module's imports included, the config's loading apart); against what asking Ray itself costs a new
+  process (`import ray`, `ray.init`, `ray.get_actor` and one call per replica).
 
 Repetitions are interleaved (local, Ray, local, ...); medians are reported. Results: bench/results-ray.json.
 
@@ -59,17 +60,18 @@ def timed(*args: str) -> float:
     return elapsed
 
 
-def cold_read(config: Path) -> float:
-    """One read in a new process, its imports included (what `run` adds to its start)."""
+def cold_read(config: Path) -> dict[str, float]:
+    """One read in a new process: the config's loading (a run does it anyway), then the discovery module's imports
+    and the first read on a new connection (what `endpoints: ray` adds to a run's start)."""
     code = (
-        "import time; t = time.perf_counter(); import asyncio\n"
-        "from rmbench_client.config import load_config\nfrom rmbench_client.ray_discovery import RayEndpoints\n"
-        f"role = load_config({str(config)!r}).roles['reward']\n"
+        "import time, json; t0 = time.perf_counter(); import asyncio\n"
+        f"from rmbench_client.config import load_config\nrole = load_config({str(config)!r}).roles['reward']\n"
+        "t1 = time.perf_counter()\nfrom rmbench_client.ray_discovery import RayEndpoints\n"
         "urls = asyncio.run(RayEndpoints('reward', role).urls())\nassert len(urls) == 2, urls\n"
-        "print(time.perf_counter() - t)"
+        "t2 = time.perf_counter()\nprint(json.dumps({'config_s': t1 - t0, 'discovery_s': t2 - t1}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    return float(out.stdout.strip())
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
 def ray_way() -> dict[str, float]:
@@ -117,7 +119,7 @@ def main() -> None:
         result["cluster_start_s"] = time.perf_counter() - start
         serve: dict[str, list[float]] = {"local_serve_s": [], "ray_serve_s": [], "local_stop_s": [], "ray_stop_s": []}
         warm: list[float] = []
-        cold: list[float] = []
+        cold: list[dict[str, float]] = []
         rays: list[dict[str, float]] = []
         source = RayEndpoints("reward", load_config(on_ray).roles["reward"])
         for i in range(REPEATS):
@@ -136,7 +138,10 @@ def main() -> None:
                 print(f"repeat {i + 1} {kind}: serve {serve[f'{kind}_serve_s'][-1]:.1f} s", flush=True)
         result |= {k: {"median": statistics.median(v), "all": v} for k, v in serve.items()}
         result["discovery_warm_ms"] = {"median": 1e3 * statistics.median(warm), "max": 1e3 * max(warm), "n": len(warm)}
-        result["discovery_cold_process_ms"] = {"median": 1e3 * statistics.median(cold), "all": [1e3 * c for c in cold]}
+        result["discovery_cold_process_ms"] = {
+            k: {"median": 1e3 * statistics.median(c[k] for c in cold), "max": 1e3 * max(c[k] for c in cold)}
+            for k in ("config_s", "discovery_s")
+        }
         result["ray_api_cold_process_s"] = {k: statistics.median(r[k] for r in rays) for k in rays[0]}
     finally:
         cluster.shutdown()
