@@ -376,7 +376,9 @@ RAY_NAMESPACE = "rmbench"  # every replica actor and placement group lives in th
 RAY_REPLICA_RESOURCES = {"CPU": 1.0}  # what one replica reserves when `serve.resources` is not given
 RAY_MAX_RESTARTS = -1  # a replica is restarted (on another node if need be) as often as its node dies
 RAY_PLACEMENT_TIMEOUT_S = 60.0  # for the placement groups of a `serve` once the capacity check passed
+RAY_CONNECT_TIMEOUT_S = 5.0  # a TCP connect to the cluster's address before `ray.init` (which retries for minutes)
 RAY_CALL_TIMEOUT_S = 30.0  # for one call to a replica actor (its address, its stop)
+RAY_ALIVE_TIMEOUT_S = 5.0  # `stop`: a replica that does not answer within this is waiting for a node
 RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API
 
 # ---- the Python API: watch and the trackers ----

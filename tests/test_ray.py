@@ -3,8 +3,9 @@ three worker nodes of one CPU each, every node on 127.0.0.1), tiny vLLM CPU serv
 
 `serve` places two replicas on two nodes; a run over them equals a single local server's run sample for sample; a
 node lost mid-run costs nothing (its replica comes back on the spare node and joins the run after its identity
-check); a cluster that cannot hold what is asked is one error and nothing is left on it; `stop` leaves no actor,
-no placement group and no server process. Run alone with `pytest -m ray`.
+check); with no node left the run ends resumable, and resumes once a node is back; a cluster that cannot hold what
+is asked is one error and nothing is left on it; `stop` leaves no actor, no placement group and no server process.
+Run alone with `pytest -m ray`.
 """
 
 from __future__ import annotations
@@ -58,14 +59,19 @@ def run_cli(*args: str, timeout: float = RUN_TIMEOUT):
     return cli(*args, env=os.environ | LOOPBACK_ENV, timeout=timeout, cwd=REPO)
 
 
+SEEN_PORTS: set[int] = set()  # every port a replica's server listened on: none may be left at the end
+
+
 def replicas() -> dict[str, tuple[str, str]]:
     """Our live replicas on the cluster: name -> (node id, URL)."""
     actors = asyncio.run(list_actors(DASHBOARD_URL))
-    return {
+    found = {
         a.name: (a.node_id or "", url_of(a.repr_name) or "")
         for a in actors
         if a.name and is_replica_of(a.name, "reward", "tiny-reward")
     }
+    SEEN_PORTS.update(int(url.rsplit(":", 1)[1]) for _, url in found.values() if url)
+    return found
 
 
 def group_alive(pgid: int) -> list[int]:
@@ -202,6 +208,37 @@ def test_node_lost_mid_run_costs_nothing(served, cluster, local_run, data, tmp_p
     assert_same_samples(tmp_path / "run", local_run)
 
 
+def test_no_room_left_ends_the_run_resumable(served, cluster, local_run, data, tmp_path):
+    config, _, _ = served
+    quick = ray_config(tmp_path / "quick.yaml", rate_limit=RATE, all_down_patience=5)  # the same replicas
+    out = tmp_path / "run"
+    run = start_run(quick, data, out)
+    wait_for_lines(out, 3, run)
+    for node in list(cluster.worker_nodes):  # no node left for any replica
+        cluster.remove_node(node)
+    _, err = run.communicate(timeout=RUN_TIMEOUT)
+    assert run.returncode == 1 and "every reward endpoint stayed down for 5s" in err, err[-3000:]
+    assert 3 <= len(samples(out)) < PROMPTS
+    cluster.add_node(num_cpus=1)  # room for one replica again: the same command resumes
+    deadline = time.monotonic() + 240
+    while not (urls := [u for _, u in replicas().values() if u and healthy(u)]) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert len(urls) == 1
+    proc = run_cli("run", "--config", str(ray_config(tmp_path / "fast.yaml")), "--data", str(data), "--out", str(out),
+                   "--no-progress")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert_same_samples(out, local_run)
+
+
+def healthy(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{url}/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def servers_on(ports: set[int]) -> list[int]:
     """Live processes whose command line serves tiny-reward on one of `ports`."""
     found = []
@@ -218,8 +255,9 @@ def servers_on(ports: set[int]) -> list[int]:
 
 def test_stop_leaves_no_actor_and_no_server(served):
     config, groups, first_ports = served
-    ports = first_ports | {int(url.rsplit(":", 1)[1]) for _, url in replicas().values()}
-    assert servers_on(ports)
+    replicas()
+    ports = first_ports | SEEN_PORTS
+    assert servers_on(ports)  # the two first, the one restarted on the spare, the one resumed: one is up now
     proc = run_cli("stop", "--config", str(config))
     assert proc.returncode == 0 and "removed 2 replica(s)" in proc.stdout, proc.stdout + proc.stderr
     assert replicas() == {}

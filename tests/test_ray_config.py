@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,15 @@ def test_no_replica_on_the_cluster_is_one_error(tmp_path, monkeypatch):
     source = RayEndpoints("reward", role.roles["reward"])
     with pytest.raises(EndpointError, match="no reward replica serving tiny-reward is alive.*rmbench-client serve"):
         asyncio.run(source.urls())
+
+
+def test_no_cluster_at_the_address_is_one_error_at_once(tmp_path):
+    with socket.socket() as sock:  # a loopback port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    serve = {**SERVE, "cluster": "ray", "ray_address": f"127.0.0.1:{port}", "ray_dashboard": f"http://127.0.0.1:{port}"}
+    path = config(tmp_path, "ray", serve)
+    for command in (["serve"], ["stop"]):
+        proc = cli(*command, "--config", str(path), timeout=60, cwd=tmp_path)  # stop: no local server of a checkout
+        one_error_line(proc, 1, f"cannot connect to the Ray cluster at 127.0.0.1:{port}", "refused")
+    one_error_line(cli("status", "--config", str(path), timeout=60), 1, "Ray state API", "not reachable")

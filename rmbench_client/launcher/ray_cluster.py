@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -74,6 +75,7 @@ def connect(specs: Sequence[ServeSpec]) -> Any:
         raise ServerError(
             f"serve.cluster ray needs the cluster's address: set {C.RAY_ADDRESS_ENV} or serve.ray_address"
         )
+    _reachable(address)
     try:
         import ray
     except ImportError:
@@ -86,6 +88,17 @@ def connect(specs: Sequence[ServeSpec]) -> Any:
         except Exception as exc:  # ConnectionError, version mismatch: Ray raises several kinds
             raise ServerError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
     return ray
+
+
+def _reachable(address: str) -> None:
+    """A quick TCP connect to the cluster's address: `ray.init` retries an absent cluster for minutes."""
+    host, _, port = address.split("://")[-1].rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", or a form Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=C.RAY_CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ServerError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
 
 
 def _free(ray: Any) -> dict[str, dict[str, float]]:
@@ -149,16 +162,18 @@ def serve_on_ray(
     failure every placement group and actor this call created is removed before ServerError is raised.
     `announce` is called once every check passed, before anything is created."""
     root = Path(repo_root or Path.cwd()).resolve()
-    names = ray_roles(cfg, roles)
-    ray = connect([_spec(r, _roles(cfg)[r]) for r in names])
+    names, by_name = ray_roles(cfg, roles), _roles(cfg)
+    specs = {r: _spec(r, by_name[r]) for r in names}
+    ray = connect(list(specs.values()))
     needs_key = any(n["Alive"] and not _loopback(f"http://{n['NodeManagerAddress']}") for n in ray.nodes())
-    launches = {role: _launch(role, _roles(cfg)[role], root, needs_key) for role in names}
-    running = set(ray.util.list_named_actors())
+    launches = {role: _launch(role, by_name[role], root, needs_key) for role in names}
+    there = set(ray.util.list_named_actors()) | {
+        g["name"] for g in ray.util.placement_group_table().values() if g.get("state") != "REMOVED"
+    }  # a replica, or the placement group a crashed serve left
     for role in names:
-        if any(is_replica_of(n, role, _roles(cfg)[role].served_model) for n in running):
-            raise ServerError(f"role {role}: replicas of {_roles(cfg)[role].served_model} are already on the Ray "
+        if any(is_replica_of(n, role, by_name[role].served_model) for n in there):
+            raise ServerError(f"role {role}: replicas of {by_name[role].served_model} are already on the Ray "
                               "cluster (rmbench-client stop --config ... removes them)")  # fmt: skip
-    specs = {r: _spec(r, _roles(cfg)[r]) for r in names}
     asked = [(r, spec.replica_resources()) for r, spec in specs.items() for _ in range(spec.replicas)]
     free = _free(ray)
     if not fits(asked, free):
@@ -172,20 +187,17 @@ def serve_on_ray(
     actor_class = ray.remote(ray_replica.Replica)
     created: list[tuple[str, str, Any, Any]] = []  # (role, name, placement group, actor or None)
     try:
-        for role in names:
-            spec = _spec(role, _roles(cfg)[role])
+        for role, spec in specs.items():
             for index in range(spec.replicas):
-                name = replica_name(role, _roles(cfg)[role].served_model, index)
-                bundle = spec.replica_resources()
-                pg = placement_group([bundle], strategy="STRICT_PACK", name=name, lifetime="detached")
+                name = replica_name(role, by_name[role].served_model, index)
+                pg = placement_group([spec.replica_resources()], strategy="STRICT_PACK", name=name, lifetime="detached")
                 created.append((role, name, pg, None))
         try:
             ray.get([pg.ready() for _, _, pg, _ in created], timeout=C.RAY_PLACEMENT_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError:
-            raise capacity_error(asked, free) from None  # taken meanwhile, or kept by an autoscaler
+            raise capacity_error(asked, _free(ray)) from None  # taken meanwhile
         for i, (role, name, pg, _) in enumerate(created):
-            spec = _spec(role, _roles(cfg)[role])
-            bundle = spec.replica_resources()
+            bundle = specs[role].replica_resources()
             command, env, unset = launches[role]
             options = {
                 "name": name, "namespace": C.RAY_NAMESPACE, "lifetime": "detached",
@@ -217,6 +229,8 @@ def _wait_ready(
                     info = ray.get(actor.info.remote(), timeout=C.RAY_CALL_TIMEOUT_S)
                 except ray.exceptions.RayActorError as exc:
                     raise ServerError(f"{role} replica {name} failed to start: {exc}") from None
+                except ray.exceptions.GetTimeoutError:
+                    continue  # its worker is still starting: the deadline below bounds the wait
                 if info["exit"] is not None:
                     raise ServerError(
                         f"{role} replica {name} on node {info['node_ip']}: its server exited with status "
@@ -258,9 +272,10 @@ def _remove(ray: Any, replicas: Sequence[tuple[str, Any, Any]]) -> None:
     """Stop each replica's server, kill its actor for good and remove its placement group."""
     for _, _, actor in replicas:
         if actor is not None:
-            with contextlib.suppress(Exception):  # a replica restarting or never placed has no server to stop
+            with contextlib.suppress(Exception):  # a replica waiting for a node (or never placed) has no server
+                ray.get(actor.info.remote(), timeout=C.RAY_ALIVE_TIMEOUT_S)
                 ray.get(actor.stop.remote(), timeout=C.SERVER_STOP_TIMEOUT_S + 10)
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception):  # its guard ends the server if the stop above could not
                 ray.kill(actor, no_restart=True)
     for name, pg, _ in replicas:
         if pg is not None:
