@@ -33,6 +33,7 @@ from rmbench_client.errors import ConfigError, SampleError
 from rmbench_client.examples import Example
 from rmbench_client.launcher import start_servers, stop_servers
 from rmbench_client.model_kinds.factory import open_model_kind
+from rmbench_client.model_kinds.prm_critic import critique
 
 pytestmark = pytest.mark.server
 PRM_DIR = REPO / "models" / "tiny-prm"
@@ -81,7 +82,7 @@ def test_the_tiny_prm_builds_byte_identical(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def pooling_server(tmp_path_factory) -> Iterator[RunConfig]:
     tag_id = json.loads((build_prm() / "prm.json").read_text())["step_tag_id"]
-    cfg = prm_config(f"http://127.0.0.1:{port(81)}", "tiny-prm", PRM_DIR, CUT_LIMIT, step_tag_id=tag_id)
+    cfg = prm_config(f"http://127.0.0.1:{port(91)}", "tiny-prm", PRM_DIR, CUT_LIMIT, step_tag_id=tag_id)
     state = tmp_path_factory.mktemp("prm-servers")
     start_servers(cfg, repo_root=REPO, state_dir=state)  # `serve` passes the step tag's pooler config
     try:
@@ -94,7 +95,7 @@ def pooling_server(tmp_path_factory) -> Iterator[RunConfig]:
 def policy_server(tmp_path_factory) -> Iterator[RunConfig]:
     """The tiny policy served as a PRM role (the generate runner, with the log-prob flags)."""
     ensure_server_side()
-    cfg = prm_config(f"http://127.0.0.1:{port(82)}", "tiny-policy", TINY_MODELS / "policy", POLICY_LIMIT,
+    cfg = prm_config(f"http://127.0.0.1:{port(92)}", "tiny-policy", TINY_MODELS / "policy", POLICY_LIMIT,
                      method="logprobs")  # fmt: skip
     state = tmp_path_factory.mktemp("prm-policy")
     start_servers(cfg, repo_root=REPO, state_dir=state)
@@ -195,10 +196,11 @@ async def tokenized(cfg: RunConfig, text: str) -> list[int]:
 def test_critic_asks_processbench_and_keeps_the_answer(policy_server: RunConfig) -> None:
     cfg = policy_server.replace(prm=policy_server.prm.replace(method="critic", max_tokens=8))
     model, (value,) = asyncio.run(scored(cfg, [SOLUTIONS[0]]))
-    assert isinstance(value["answer"], str) and value["answer"]  # the tiny model's 8 tokens, stored
+    text = critique(value["answer"])  # the judge's whole answer is stored; the critique is its text
+    assert value["answer"]["samples"][0][0]["finish"] == "length" and isinstance(text, str) and text  # 8 tokens
     assert value["steps"] == ([] if value["prediction"] is None else value["steps"])
     (merged,) = model.merge([value])
-    assert model.details(SOLUTIONS[0], [merged])["answer"] == value["answer"]
+    assert model.details(SOLUTIONS[0], [merged])["answer"] == text
 
 
 # ================================================================================================================

@@ -103,7 +103,7 @@ def local_run(data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same prompts on one server started by the local launcher: what every Ray run must equal."""
     ensure_server_side()
     tmp = tmp_path_factory.mktemp("local")
-    cfg = with_ports(load_config(CPU_DEMO_CONFIG), {"reward": port(1)})
+    cfg = with_ports(load_config(CPU_DEMO_CONFIG), {"reward": port(66)})  # not the session servers' port(1)
     servers = start_servers(cfg, roles=["reward"], repo_root=REPO, state_dir=tmp / "state")
     try:
         config = tmp / "c.yaml"

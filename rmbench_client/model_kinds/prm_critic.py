@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import re
 from typing import Any
 
@@ -29,6 +28,7 @@ from ..endpoint_pool import EndpointPool
 from ..examples import Example, Message, prompt_text
 from .base import Unit
 from .judge import ask
+from .judge_answers import answer_text
 from .prm import StepScores
 
 SOURCE = "QwenLM/ProcessBench@e8024636bcabdf8bd514440551b531d3f90dd18b code/templates/critique_template.txt"
@@ -62,12 +62,9 @@ def boxed_index(text: str | None) -> int | None:
 
 
 def critique(answer: Any) -> str | None:
-    """The critique in what judge.ask returns: its text; or, where judge.ask returns the whole stored judgement
-    (judges that think: judge_answers.py), its first sample's answer after the thinking."""
-    if answer is None or isinstance(answer, str):
-        return answer
-    answers = importlib.import_module(f"{__package__}.judge_answers")  # absent where ask returns text
-    return str(answers.answer_text(answer["samples"][0]))
+    """The critique in the judgement judge.ask returns (stored whole): its first sample's answer after the
+    thinking."""
+    return None if answer is None else answer_text(answer["samples"][0])
 
 
 def step_scores(prediction: int | None, steps: int) -> list[float]:
@@ -125,7 +122,7 @@ class CriticPrm:
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
         answers = await asyncio.gather(*(self._ask(u.payload) for u in units))
         out = []
-        for answer in answers:  # stored whole (JSON: a text, or a judge's stored judgement)
+        for answer in answers:  # stored whole: the judge's judgement, its thinking and costs included
             prediction = boxed_index(critique(answer))
             out.append({"steps": step_scores(prediction, len(ex.steps)), "prediction": prediction,
                         "answer": answer})  # fmt: skip
