@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, TINY_MODELS, port
+from conftest import REPO, TINY_MODELS, ensure_server_side, port
 from helpers_data import require_rmbench
 from hub_schemas import RB2_SCHEMA, rb2_record, write_parquet
 
@@ -25,6 +25,7 @@ def example_code() -> str:
 
 
 def test_the_training_script_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ensure_server_side()  # the server environment and the tiny models (a fresh clone may run this first)
     data = tmp_path / "data"
     data.mkdir()
     (data / "rm-bench").symlink_to(require_rmbench())

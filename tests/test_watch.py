@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, TINY_MODELS, port
+from conftest import REPO, TINY_MODELS, ensure_server_side, port
 from helpers_cli import CLI, cli, one_error_line
 from helpers_data import require_rmbench
 
@@ -78,6 +78,7 @@ def test_a_cut_checkpoint_waits_and_a_killed_watch_evaluates_only_what_is_missin
 def test_watch_serves_each_checkpoint_through_vllm(tmp_path):
     """Three checkpoints written one after another (the second cut short for a pass), each served by the real vLLM
     CPU build through `serve`: three run directories, each evaluated once, the table and the chart."""
+    ensure_server_side()  # the server environment and the tiny models (a fresh clone may run this first)
     data = require_rmbench()
     root, out = tmp_path / "train", tmp_path / "eval"
     root.mkdir()
