@@ -53,7 +53,8 @@ def test_boxed_index(answer: str | None, index: int | None) -> None:
 
 
 def test_critic_answer_as_step_scores() -> None:
-    assert critique("text \\boxed{1}") == "text \\boxed{1}" and critique(None) is None  # judge.ask's text
+    thought = {"samples": [[{"content": "<think>maybe \\boxed{0}</think>text \\boxed{1}", "finish": "stop"}]]}
+    assert critique(thought) == "text \\boxed{1}" and critique(None) is None  # judge.ask's judgement, after thinking
     assert step_scores(-1, 3) == [1.0, 1.0, 1.0]
     assert step_scores(0, 3) == [0.0]
     assert step_scores(2, 3) == [1.0, 1.0, 0.0]
