@@ -70,8 +70,8 @@ def test_dashboard_address(tmp_path, monkeypatch):
     role = load_config(config(tmp_path, "ray")).roles["reward"]
     with pytest.raises(ConfigError, match="RAY_ADDRESS"):
         dashboard_url(role.serve, "reward")
-    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
-    assert dashboard_url(None, "reward") == "http://10.0.0.5:8265"  # Ray's default dashboard port on the head
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.5:6379")
+    assert dashboard_url(None, "reward") == "http://127.0.0.5:8265"  # Ray's default dashboard port on the head
     monkeypatch.setenv("RAY_ADDRESS", "auto")
     assert dashboard_url(None, "reward") == "http://127.0.0.1:8265"
     monkeypatch.setenv("RAY_API_SERVER_ADDRESS", "http://head:9000/")
