@@ -31,7 +31,7 @@ from .interrupts import Interrupted, RunSignals
 from .model_kinds.base import ModelKind, Unit
 from .progress import ProgressBar
 from .run_directory import RunDirectory
-from .score_store import ScoreStore, UnitKeys
+from .score_store import OpenRun, ScoreStore, UnitKeys
 from .summary import RunFacts, finish_summary
 
 log = logging.getLogger(__name__)
@@ -194,14 +194,13 @@ def in_flight(cfg: RunConfig) -> int:
     return max(1, slots * C.PROMPTS_IN_FLIGHT_PER_SLOT)
 
 
-class RunFiles:
+class RunFiles(OpenRun):
     """The run directory's files, touched only once the servers have passed the start-up checks: a run that
     cannot reach its servers, or is given the wrong model, leaves the previous run's outputs as they were."""
 
     def __init__(self, run_dir: RunDirectory, cfg: RunConfig, fresh: bool) -> None:
+        super().__init__()
         self.run_dir, self.cfg, self.fresh = run_dir, cfg, fresh
-        self.store: ScoreStore | None = None
-        self.samples: IO[str] | None = None
 
     def start(self, touch: Callable[[], None]) -> tuple[ScoreStore, IO[str]]:
         """Clear the derived outputs (with `fresh` the store too), write the config, open the store and samples;
@@ -214,14 +213,9 @@ class RunFiles:
         self.run_dir.write_text(C.CONFIG_FILE, dump_config(self.cfg))
         if self.store is None:
             self.store = ScoreStore(path)
-        self.samples = (self.run_dir.path / C.SAMPLES_FILE).open("w", encoding="utf-8")
-        return self.store, self.samples
-
-    def close(self) -> None:
-        if self.samples is not None:
-            self.samples.close()
-        if self.store is not None:
-            self.store.close()
+        samples = (self.run_dir.path / C.SAMPLES_FILE).open("w", encoding="utf-8")
+        self.samples = samples
+        return self.store, samples
 
 
 async def score_examples(

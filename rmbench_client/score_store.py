@@ -16,7 +16,7 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .errors import ConfigError
 from .model_identity import fingerprints_match, judge_identity
@@ -174,3 +174,17 @@ class ScoreStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+class OpenRun:
+    """A scoring run's open store and samples file (the run's own, or a worker's), closed together."""
+
+    def __init__(self) -> None:
+        self.store: ScoreStore | None = None
+        self.samples: IO[str] | None = None
+
+    def close(self) -> None:
+        if self.samples is not None:
+            self.samples.close()
+        if self.store is not None:
+            self.store.close()

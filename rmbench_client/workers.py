@@ -37,7 +37,7 @@ from .config import RunConfig
 from .examples import Example
 from .interrupts import RunSignals
 from .progress import ProgressBar
-from .score_store import ScoreStore, UnitKeys
+from .score_store import OpenRun, ScoreStore, UnitKeys
 
 if TYPE_CHECKING:
     from .runner import Outcome, _Scoring
@@ -82,29 +82,22 @@ class _Discard(io.StringIO):
         return len(s)
 
 
-class _ShardFiles:
+class _ShardFiles(OpenRun):
     """What a worker's scoring writes to: the run's store (opened as it is: the run has already cleared what it
     should) and the run's samples.jsonl, appended to."""
 
     def __init__(self, run_dir: Path, done: Any) -> None:
+        super().__init__()
         self.run_dir, self.done = run_dir, done
-        self.store: ScoreStore | None = None
-        self.samples: _Tally | None = None
 
     def start(self, touch: Callable[[], None]) -> tuple[ScoreStore, _Tally]:
         touch()  # a signal before the worker's checks passed: it writes nothing
         # as it is: a worker that finds it empty keeps the store's shortcut (it looks up only what it put), so a
         # sequence of two workers' prompts may go out twice (the same value, one row), rather than every prompt
         # costing a lookup
-        self.store = ScoreStore(self.run_dir / C.STORE_FILE)
-        self.samples = _Tally(self.run_dir / C.SAMPLES_FILE, self.done)
-        return self.store, self.samples
-
-    def close(self) -> None:
-        if self.samples is not None:
-            self.samples.close()
-        if self.store is not None:
-            self.store.close()
+        store = self.store = ScoreStore(self.run_dir / C.STORE_FILE)
+        samples = self.samples = _Tally(self.run_dir / C.SAMPLES_FILE, self.done)
+        return store, samples
 
 
 async def _stop_when_orphaned(parent: Connection) -> None:
