@@ -37,6 +37,7 @@ import numpy as np
 from .. import constants as C
 from ..errors import DataError
 from ..examples import PromptScores
+from . import bootstrap
 from . import steps as S
 from .types import Lengths, Records, Samples
 
@@ -161,8 +162,8 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
 
 
 def headline_intervals(summary: dict) -> dict[str, list[float]]:
-    ci = summary.get("ci", {})
-    return dict(ci.get("groups", {})) | ({"overall": ci["overall"]} if "overall" in ci else {})
+    """The summary's 95% intervals of the same numbers."""
+    return bootstrap.summary_intervals(summary, "groups", {"overall": "overall"})
 
 
 def headline(summary: dict) -> list[tuple[str, float | None]]:

@@ -28,6 +28,7 @@ import numpy as np
 from .. import constants as C
 from ..errors import DataError
 from ..examples import PromptScores
+from . import bootstrap
 from . import steps as S
 from .types import Lengths, Records, Samples
 
@@ -139,8 +140,8 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
 
 
 def headline_intervals(summary: dict) -> dict[str, list[float]]:
-    ci = summary.get("ci", {})
-    return dict(ci.get("splits", {})) | ({"average_f1": ci["average_f1"]} if "average_f1" in ci else {})
+    """The summary's 95% intervals of the same numbers."""
+    return bootstrap.summary_intervals(summary, "splits", {"average_f1": "average_f1"})
 
 
 def headline(summary: dict) -> list[tuple[str, float | None]]:
