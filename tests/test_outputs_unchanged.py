@@ -1,0 +1,143 @@
+"""Every benchmark's outputs byte for byte as an earlier version wrote them: the files of a baseline suite over
+every benchmark's data (summaries, per-sample lines, each benchmark's own files, suite tables), `score`'s terminal
+tables and JSON, `compare` in its three formats and the report page.
+
+A refactor must not change a number, a file or a message. The recorded digests (tests/golden/outputs.json) were
+written by the code before the package was reorganised around one folder per benchmark; `RMBENCH_WRITE_GOLDEN=1`
+records them again, which is only right when an output is meant to change (say so in the commit)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from helpers_cli import cli
+from helpers_data import rmbench_dir
+from hub_schemas import (
+    FILTERED_SCHEMA,
+    PRIOR_SCHEMA,
+    RB2_SCHEMA,
+    filtered_record,
+    prior_record,
+    rb2_record,
+    write_parquet,
+)
+from ppe_fixture import battle, best_of_k, write_correctness, write_preference
+from processbench_fixture import write_processbench
+from test_judgebench import RECORDS as JUDGEBENCH_RECORDS
+from test_judgebench import hub_split
+
+GOLDEN = Path(__file__).parent / "golden" / "outputs.json"
+SHARED = rmbench_dir().parent
+MODELS = ("baseline:longer", "baseline:random")
+
+
+def _data(root: Path) -> Path:
+    """Every benchmark's data: the shared real files where there are some, hub-schema fixtures elsewhere."""
+    root.mkdir()
+    for name in ("rm-bench", "prmbench"):
+        (root / name).symlink_to(SHARED / name)
+    rmb = root / "rmb"
+    for part in ("Pairwise_set", "BoN_set"):  # two scenarios of each set: enough for every table, and quick
+        for scenario in ("Helpfulness/Chat/Discussion", "Harmlessness/S1"):
+            (rmb / part / scenario).parent.mkdir(parents=True, exist_ok=True)
+            (rmb / part / f"{scenario}.json").symlink_to(SHARED / "rmb" / part / f"{scenario}.json")
+    hub_split(root / "judgebench", "gpt", JUDGEBENCH_RECORDS)
+    (root / "pairwise").mkdir()
+    pairs = [{"prompt": f"Question {i}?", "chosen": "A fuller, right answer." * (i % 3 + 1),
+              "rejected": "Wrong." * (i % 2 + 1), "subset": ("math", "geo")[i % 2]} for i in range(12)]  # fmt: skip
+    (root / "pairwise" / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    subsets = ("alpacaeval-easy", "mt-bench-hard", "donotanswer", "math-prm", "hep-python", "llmbar-natural")
+    filtered = [filtered_record(i, subsets[i % len(subsets)], "A helpful answer." * (i % 4 + 1), "Bad." * (i % 3 + 1))
+                for i in range(24)]  # fmt: skip
+    write_parquet(root / "reward-bench" / "filtered-00000-of-00001.parquet", filtered, FILTERED_SCHEMA)
+    prior = [prior_record(i, [f"Turn {i}"], "Kind and long answer." * (i % 2 + 1), "Rude.") for i in range(6)]
+    write_parquet(root / "reward-bench" / "anthropic_helpful-00000-of-00001.parquet", prior, PRIOR_SCHEMA)
+    answers = ["The right answer, stated plainly.", "A wrong answer.", "Another wrong one.", "Off topic entirely."]
+    rb2 = [rb2_record(f"{i}", s, answers[: 1 + (s == "Ties")], answers[1 + (s == "Ties") :], prompt=f"Q {i}?")
+           for i, s in enumerate(("Math", "Focus", "Factuality", "Safety", "Precise IF", "Math", "Focus"))]  # fmt: skip
+    write_parquet(root / "reward-bench-2" / "test-00000-of-00001.parquet", rb2, RB2_SCHEMA)
+    languages = ("English", "Chinese", "German")
+    battles = [
+        battle(f"b{i}", ("model_a", "model_b")[i % 2], "A fuller answer." * (i % 3 + 1), "Hm." * (i % 2 + 1),
+               language=languages[i % 3], hard_prompt=bool(i % 2))
+        for i in range(9)
+    ]  # fmt: skip
+    write_preference(root / "ppe-preference", battles)
+    answers = ["x = 4, since 2x = 8.", "4", "x = 5", "no idea"]
+
+    def row(name: str, i: int) -> dict:
+        pairs = [[0, 2], [0, 3], *([[1, 2]] if i % 2 == 0 else [])]
+        return best_of_k(name, i, answers, [True, i % 2 == 0, False, False], pairs)
+
+    rows = {name: [row(name, i) for i in range(3)] for name in ("math", "gpqa")}
+    write_correctness(root / "ppe-correctness", rows)
+    write_processbench(root / "processbench", count=9)
+    return root
+
+
+def _digest(path: Path, tmp: str) -> str:
+    data = path.read_bytes()
+    if path.suffix == ".html":  # the page's data is compressed: the paths in it are compared unpacked
+        page = re.compile(rb'(id="data" data-encoding="gzip\+base64">)([^<]*)')
+        data = page.sub(lambda m: m[1] + gzip.decompress(base64.b64decode(m[2])), data)
+    if path.suffix in (".json", ".jsonl", ".md", ".yaml", ".html", ".csv", ".txt"):
+        data = data.replace(tmp.encode(), b"<TMP>")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _outputs(tmp_path: Path) -> dict[str, str]:
+    root = _data(tmp_path / "data")
+    runs = tmp_path / "runs"
+    tmp = str(tmp_path)
+    out: dict[str, str] = {}
+    env = os.environ | {"COLUMNS": "160", "RMBENCH_DATA_DIR": str(root / "rm-bench")}
+
+    def record(name: str, *args: str) -> None:
+        proc = cli(*args, env=env, cwd=tmp_path)  # paths relative to it: a table's title wraps alike every time
+        text = f"exit {proc.returncode}\n{proc.stdout}".replace(tmp, "<TMP>")
+        out[name] = hashlib.sha256(text.encode()).hexdigest()
+
+    for model in MODELS:
+        name = model.split(":")[1]
+        record(f"suite {name}", "suite", "--model", model, "--data", str(root), "--out", str(runs / name),
+               "--no-progress", "--json")  # fmt: skip
+    for path in sorted(runs.rglob("*")):
+        if path.is_file() and path.name not in (".lock", "scores.sqlite") and not path.name.startswith("scores.sqlite"):
+            out[str(path.relative_to(runs))] = _digest(path, tmp)
+    for bench in sorted(p.name for p in (runs / "random").iterdir() if p.is_dir()):
+        samples = f"runs/random/{bench}/samples.jsonl"
+        record(f"score {bench}", "score", samples)
+        record(f"score --json {bench}", "score", samples, "--json")
+    record("compare table", "compare", str(runs / "longer"), str(runs / "random"))
+    for fmt in ("markdown", "csv"):
+        for bench in ("rm-bench", "reward-bench", "pairwise", "rmb"):
+            record(f"compare {fmt} {bench}", "compare", str(runs / "longer" / bench), str(runs / "random" / bench),
+                   "--format", fmt)  # fmt: skip
+    pages = tmp_path / "pages"
+    record("report", "report", str(runs / "longer"), str(runs / "random"), "--out", str(pages))
+    for bench in ("prmbench", "processbench", "ppe-correctness"):
+        record(f"report {bench}", "report", str(runs / "random" / bench), "--out", str(pages / f"{bench}.html"))
+    for page in sorted(pages.iterdir()):
+        out[f"pages/{page.name}"] = _digest(page, tmp)
+    record("run rm-bench table", "run", "--model", "baseline:longer", "--data", str(root / "rm-bench"), "--out",
+           str(tmp_path / "one"), "--no-progress")  # fmt: skip
+    return out
+
+
+def test_every_output_is_what_the_earlier_version_wrote(tmp_path: Path) -> None:
+    if not (SHARED / "prmbench").is_dir() or not (SHARED / "rmb").is_dir():
+        pytest.skip(f"the shared data is not in {SHARED}; set RMBENCH_DATA_DIR to its rm-bench directory")
+    got = _outputs(tmp_path)
+    if os.environ.get("RMBENCH_WRITE_GOLDEN"):
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    want = json.loads(GOLDEN.read_text())
+    differ = sorted(k for k in want.keys() | got.keys() if want.get(k) != got.get(k))
+    assert not differ, f"outputs differ from the recorded ones: {differ}"
