@@ -27,15 +27,17 @@ from measure import rusage_s  # noqa: E402
 
 from rmbench_client import constants as C  # noqa: E402
 from rmbench_client import launcher, runner, user_environment  # noqa: E402
+from rmbench_client.benchmarks.rm_bench import constants as rmbench_constants  # noqa: E402
+from rmbench_client.benchmarks.rm_bench import data as rmbench  # noqa: E402
+from rmbench_client.benchmarks.shared.records import read_records  # noqa: E402
 from rmbench_client.config import RunConfig, read_yaml  # noqa: E402
-from rmbench_client.datasets import load_dataset, rmbench  # noqa: E402
-from rmbench_client.datasets.files import read_records  # noqa: E402
+from rmbench_client.datasets import load_dataset  # noqa: E402
 from rmbench_client.examples import Example  # noqa: E402
 
 QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
 REPEATS = int(os.environ.get("BENCH_REPEATS", "1" if QUICK else str(B.REPEATS)))
 PROMPTS = os.environ.get("BENCH_PROMPTS", str(B.QUICK_PROMPTS if QUICK else B.PROMPTS))
-DATA_DIR = Path(os.environ.get(C.DATA_DIR_ENV) or ROOT / B.DEFAULT_DATA_DIR)
+DATA_DIR = Path(os.environ.get(rmbench_constants.DATA_ENV) or ROOT / B.DEFAULT_DATA_DIR)
 WORK = ROOT / B.WORK_DIR
 STATE = WORK / ".servers"
 MODELS = ROOT / B.MODELS_DIR

@@ -68,8 +68,8 @@ from report import TARGETS, paired, ratios, sim_ratios, table
 from steps import Bench
 
 from rmbench_client import launcher
-from rmbench_client.datasets import rmbench
-from rmbench_client.datasets.files import read_records
+from rmbench_client.benchmarks.rm_bench import data as rmbench
+from rmbench_client.benchmarks.shared.records import read_records
 
 
 def main() -> int:

@@ -25,9 +25,9 @@ from measure import Sample, measure
 
 from rmbench_client import event_loop
 from rmbench_client.backends import vllm as vllm_backend
+from rmbench_client.benchmarks.rm_bench.data import files_in
+from rmbench_client.benchmarks.shared.records import read_records
 from rmbench_client.config import RunConfig
-from rmbench_client.datasets.files import read_records
-from rmbench_client.datasets.rmbench import files_in
 
 CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
 SIM_TEMPLATE = (  # the simulated endpoints' chat template (bench/sim_server.py `render`)

@@ -186,7 +186,7 @@ def evaluate_suite(
         ConfigError: an invalid config, option or benchmark name.
         RunLockedError, EndpointError: as `evaluate`.
     """
-    from . import benchmarks as registry
+    from .benchmarks import registry
     from .suite import model_dir, run_suite
 
     names = [registry.get(n).name for n in benchmarks] if benchmarks is not None else None
@@ -254,7 +254,7 @@ def rescore(
     Raises:
         DataError: a file is unreadable or not a score file (names the file and record).
     """
-    from .score_files.reader import summarize
+    from .score_files import summarize
 
     files = [paths] if isinstance(paths, str | Path) else list(paths)
     if not files:

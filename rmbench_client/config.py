@@ -243,10 +243,11 @@ class ClientOptions(Strict, frozen=True, kw_only=True):
 class RunConfig(Strict, frozen=True, kw_only=True):
     """A whole evaluation."""
 
-    benchmark: str = "rm-bench"  # a name in the benchmark registry (rmbench_client/benchmarks.py)
+    benchmark: str = "rm-bench"  # a name in the benchmark registry (rmbench_client/benchmarks/registry.py)
     model: str  # identity shown in reports; "baseline:NAME" selects a baseline
     type: ModelType = "reward"
-    data: str | None = None  # file or directory; else $RMBENCH_DATA_DIR; else data/<benchmark>; else the hub
+    # a file or directory; else the benchmark's variable ($RMBENCH_DATA_DIR); else data/<benchmark>; else the hub
+    data: str | None = None
     out: str | None = None  # run directory; default runs/<model>/<benchmark>
     limit: AtLeastOne | None = None  # first N prompts only (smoke runs)
     seed: int = 0  # the bootstrap's (and baseline:random's); the judge's answer order has judge.seed
@@ -265,10 +266,10 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         return super().from_data(data)
 
     def __post_init__(self) -> None:
-        from .benchmarks import NAMES  # the registry, imported late: it pulls in every benchmark's modules
+        from .benchmarks.registry import names  # the registry, imported late: it pulls in every benchmark's modules
 
-        if self.benchmark not in NAMES:
-            raise ValueError(f"unknown benchmark {self.benchmark!r} (known: {', '.join(NAMES)})")
+        if self.benchmark not in names():
+            raise ValueError(f"unknown benchmark {self.benchmark!r} (known: {', '.join(names())})")
         missing = [r for r in self.roles_used() if r not in self.roles]
         if missing:
             raise ValueError(f"type {self.type!r} needs roles {', '.join(missing)} under 'roles'")
@@ -303,12 +304,6 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         if self.out:
             return Path(self.out)
         return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / self.benchmark
-
-    def data_path(self) -> str | None:
-        """`data` (--data), else $RMBENCH_DATA_DIR for the benchmark it names the files of (RM-Bench) only."""
-        if self.data or self.benchmark != C.DATA_DIR_BENCHMARK:
-            return self.data
-        return os.environ.get(C.DATA_DIR_ENV) or None
 
 
 def validated(data: dict[str, Any], source: str) -> RunConfig:

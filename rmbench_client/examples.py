@@ -6,6 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+# PromptScores.details key: how many of a prompt's judge ratings could not be read (a judge writes it, RewardBench
+# 2's scoring counts it)
+UNPARSED_RATINGS = "unparsed"
 Message = dict[str, str]  # {"role": "user" | "assistant" | "system", "content": str}
 Prompt = str | tuple[Message, ...]  # one user turn, or a conversation that ends with a user turn
 

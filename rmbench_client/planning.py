@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from . import benchmarks
 from . import constants as C
+from .benchmarks import registry as benchmarks
 from .config import RunConfig
 from .score_store import ScoreStore, UnitKeys
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import benchmarks
 from . import constants as C
+from .benchmarks import registry as benchmarks
 from .errors import DataError
 
 
@@ -134,9 +134,10 @@ def scores_of(summary: Mapping[str, Any], where: str) -> Scores:
     benchmark's summary."""
     raw = dict(summary)
     bench = benchmarks.of_summary(raw, where)
-    intervals = bench.headline_intervals(raw)
-    headlines = {name: _estimate(value, intervals.get(name)) for name, value in bench.headline(raw)}
-    columns, rows = bench.summary_rows(raw)
+    numbers = bench.read_summary(raw)
+    intervals = bench.headline_intervals(numbers)
+    headlines = {name: _estimate(value, intervals.get(name)) for name, value in bench.headline(numbers)}
+    columns, rows = bench.summary_rows(numbers)
     groups = []
     for row in rows:
         numbers = {}

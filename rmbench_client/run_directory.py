@@ -13,22 +13,14 @@ import fcntl
 import json
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from . import constants as C
 from .errors import RunLockedError
 
-DERIVED_FILES = (
-    C.SUMMARY_FILE,
-    C.SAMPLES_FILE,
-    C.FAILURES_FILE,
-    C.RMBENCH_RESULTS_FILE,
-    C.REPORT_FILE,
-)
-DERIVED_DIRS = (C.REWARDBENCH_RESULTS_DIR, C.REWARDBENCH_SCORES_DIR)
-DERIVED_GLOBS = (C.HEATMAP_FILE.format(name="*"),)
+DERIVED_FILES = (C.SUMMARY_FILE, C.SAMPLES_FILE, C.FAILURES_FILE, C.REPORT_FILE)
 STORE_FILES = (C.STORE_FILE, C.STORE_FILE + "-wal", C.STORE_FILE + "-shm")
 
 
@@ -64,16 +56,18 @@ class RunDirectory:
             self._lock.close()  # closing releases the lock
             self._lock = None
 
-    def clear(self, fresh: bool) -> None:
-        """Remove every derived output (and with `fresh` the score store): they are rewritten by this run."""
+    def clear(self, fresh: bool, own: Sequence[str] = ()) -> None:
+        """Remove every derived output, the benchmark's `own` files (names or globs; a directory whole) among them,
+        and with `fresh` the score store: they are rewritten by this run."""
         names = [*DERIVED_FILES, *(STORE_FILES if fresh else ())]
         for name in names:
             (self.path / name).unlink(missing_ok=True)
-        for pattern in DERIVED_GLOBS:
+        for pattern in own:
             for path in self.path.glob(pattern):
-                path.unlink(missing_ok=True)
-        for name in DERIVED_DIRS:
-            shutil.rmtree(self.path / name, ignore_errors=True)
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
 
     def write_text(self, name: str, text: str | Iterable[str]) -> Path:
         """Write atomically: a reader sees the old file or the new one, never half of one."""

@@ -14,15 +14,17 @@ import asyncio
 import json
 import logging
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from . import benchmarks, event_loop, workers
 from . import constants as C
+from . import event_loop, workers
+from .benchmarks import registry as benchmarks
+from .benchmarks.spec import Benchmark, RunMeta
 from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
 from .errors import ConfigError, EndpointError, RetryableError, RmbError, SampleError
@@ -79,7 +81,7 @@ def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptSco
     return PromptScores(ex.id, ex.group, scores[:n], scores[n:], pairs=ex.pairs, details=details)
 
 
-def sample_line(bench: benchmarks.Benchmark, ex: Example, scores: PromptScores) -> str:
+def sample_line(bench: Benchmark, ex: Example, scores: PromptScores) -> str:
     line = bench.sample_line(ex, scores)
     if scores.details is not None:
         line["details"] = scores.details
@@ -102,7 +104,7 @@ def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = T
 class _Scoring:
     """Scores the examples of one run with `in_flight` prompts at a time, in dataset order."""
 
-    def __init__(self, model: ModelKind, bench: benchmarks.Benchmark, store: ScoreStore, samples: IO[str]) -> None:
+    def __init__(self, model: ModelKind, bench: Benchmark, store: ScoreStore, samples: IO[str]) -> None:
         self.model = model
         self.bench = bench
         self.store = store
@@ -198,9 +200,9 @@ class RunFiles(OpenRun):
     """The run directory's files, touched only once the servers have passed the start-up checks: a run that
     cannot reach its servers, or is given the wrong model, leaves the previous run's outputs as they were."""
 
-    def __init__(self, run_dir: RunDirectory, cfg: RunConfig, fresh: bool) -> None:
+    def __init__(self, run_dir: RunDirectory, cfg: RunConfig, fresh: bool, own: Sequence[str] = ()) -> None:
         super().__init__()
-        self.run_dir, self.cfg, self.fresh = run_dir, cfg, fresh
+        self.run_dir, self.cfg, self.fresh, self.own = run_dir, cfg, fresh, own
 
     def start(self, touch: Callable[[], None]) -> tuple[ScoreStore, IO[str]]:
         """Clear the derived outputs (with `fresh` the store too), write the config, open the store and samples;
@@ -209,7 +211,7 @@ class RunFiles(OpenRun):
         if not self.fresh:  # a store this code cannot read is refused before anything is cleared
             self.store = ScoreStore(path)
         touch()
-        self.run_dir.clear(self.fresh)
+        self.run_dir.clear(self.fresh, self.own)
         self.run_dir.write_text(C.CONFIG_FILE, dump_config(self.cfg))
         if self.store is None:
             self.store = ScoreStore(path)
@@ -220,7 +222,7 @@ class RunFiles(OpenRun):
 
 async def score_examples(
     cfg: RunConfig,
-    bench: benchmarks.Benchmark,
+    bench: Benchmark,
     examples: list[Example],
     files: RunFiles,
     progress: bool,
@@ -266,11 +268,11 @@ def stopped_by(exc: BaseException) -> str:
     return f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
 
 
-def load_examples(cfg: RunConfig, bench: benchmarks.Benchmark) -> tuple[Dataset, list[Example]]:
+def load_examples(cfg: RunConfig, bench: Benchmark) -> tuple[Dataset, list[Example]]:
     refused = cfg.fits(bench.process)  # before the data is read or a server asked
     if refused:
         raise ConfigError(f"benchmark {bench.name}: {refused}")
-    dataset = load_dataset(bench, cfg.data_path(), cfg.data_fields)
+    dataset = load_dataset(bench, cfg.data, cfg.data_fields)
     return dataset, dataset.examples[: cfg.limit] if cfg.limit is not None else dataset.examples
 
 
@@ -282,7 +284,7 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
     with RunSignals() as signals:
         dataset, examples = load_examples(cfg, bench)
         with RunDirectory(cfg.out_dir()) as run_dir:
-            files = RunFiles(run_dir, cfg, fresh)
+            files = RunFiles(run_dir, cfg, fresh, bench.own_outputs)
             outcome = Outcome()
             error: BaseException | None = None
             try:
@@ -311,7 +313,7 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
 
 def write_outputs(
     run_dir: RunDirectory,
-    bench: benchmarks.Benchmark,
+    bench: Benchmark,
     facts: RunFacts,
     by_id: dict[str, PromptScores],
     heatmaps: bool = True,
@@ -324,20 +326,19 @@ def write_outputs(
     run_dir.write_text(C.FAILURES_FILE, failures)
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
     options = {"threshold": facts.cfg.prm.threshold} if bench.process else {}  # a process benchmark's only option
-    numbers = {"benchmark": bench.name}
-    if scores:
-        numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options)
-    summary = finish_summary(numbers, facts, len(scores))
+    numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options) if scores else None
+    head = bench.summary_json(numbers) if numbers is not None else {"benchmark": bench.name}
+    summary = finish_summary(dict(head), facts, len(scores))
     if facts.cfg.type == "judge":
         from .model_kinds.judge_answers import run_cost  # a judge run has the HTTP stack loaded already
 
         if (spent := run_cost(s.details for s in scores)) is not None:
             summary["judge_cost"] = spent  # what the judge spent on the verdicts in this result (reused ones too)
     run_dir.write_json(C.SUMMARY_FILE, summary)
-    if scores:
+    if numbers is not None:
         cfg = facts.cfg
         template = cfg.reward.template if cfg.type == "reward" else cfg.dpo.template
         own = None if template in ("server", "ids") else template  # reward-bench's chat_template: "tokenizer"
-        meta = benchmarks.RunMeta(cfg.model, cfg.type, cfg.dpo.reward, own, heatmaps)
-        bench.write_files(run_dir.path, meta, summary, examples, scores)
+        meta = RunMeta(cfg.model, cfg.type, cfg.dpo.reward, own, heatmaps)
+        bench.write_files(run_dir.path, meta, numbers, examples, scores)
     return summary

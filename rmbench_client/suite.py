@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import benchmarks
 from . import constants as C
+from .benchmarks import registry as benchmarks
 from .config import RunConfig
 from .datasets import data_folder
 from .errors import DataError
@@ -49,7 +49,7 @@ def plan_suite(base: RunConfig, names: Sequence[str] | None, data_root: str | Pa
     root = Path(data_root) if data_root is not None else Path(C.DATA_FOLDER)
     out = model_dir(base)
     planned = []
-    for name in names or benchmarks.NAMES:
+    for name in names or benchmarks.names():
         bench = benchmarks.get(name)
         folder = data_folder(name, root)
         if not (folder.is_dir() and bench.files_in(folder)):
@@ -99,9 +99,10 @@ def cell(run_dir: Path, name: str) -> dict[str, Any]:
     if summary is None or not summary.get("scored"):
         return {"status": "missing", "why": f"no scored run in {run_dir}"}
     bench = benchmarks.get(name)
-    columns = bench.headline(summary)
+    numbers = bench.read_summary(summary)
+    columns = bench.headline(numbers)
     headline, value = columns[-1] if columns else ("", None)
-    interval = bench.headline_intervals(summary).get(headline)
+    interval = bench.headline_intervals(numbers).get(headline)
     out = {
         "status": "complete" if summary.get("complete") else "partial",
         "headline": headline,
@@ -123,8 +124,8 @@ def write_suite(
     directory: Path, model: str, names: Sequence[str], missing: dict[str, str], errors: dict[str, str]
 ) -> dict[str, Any]:
     """suite.json and suite.md in the model's directory; what was written (suite.json's object)."""
-    ran = [n for n in benchmarks.NAMES if n not in names and (directory / n / C.SUMMARY_FILE).is_file()]
-    names = [n for n in benchmarks.NAMES if n in names or n in ran]  # earlier runs in the directory stay in it
+    ran = [n for n in benchmarks.names() if n not in names and (directory / n / C.SUMMARY_FILE).is_file()]
+    names = [n for n in benchmarks.names() if n in names or n in ran]  # earlier runs in the directory stay in it
     row = model_row(directory, names)
     for name, why in missing.items():
         if row[name]["status"] == "missing":  # an earlier run's result stays, marked by its own status

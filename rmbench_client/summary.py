@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .benchmarks import Benchmark
+from .benchmarks.spec import Benchmark
 from .config import RunConfig
 from .data_hashes import file_sha256, prompt_hashes
 from .datasets import Dataset

@@ -101,7 +101,7 @@ def write_table(out: Path, model: str, rows: Sequence[WatchRow]) -> None:
 
 
 def _chart(path: Path, model: str, names: Sequence[str], rows: Sequence[WatchRow]) -> None:
-    from .report.formatting import pyplot
+    from .benchmarks.shared.formatting import pyplot
 
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.2))

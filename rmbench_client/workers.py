@@ -31,8 +31,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import benchmarks, event_loop
 from . import constants as C
+from . import event_loop
+from .benchmarks import registry as benchmarks
+from .benchmarks.spec import Benchmark
 from .config import RunConfig
 from .examples import Example
 from .interrupts import RunSignals
@@ -171,7 +173,7 @@ class _Worker:
         return ended
 
 
-def _start(cfg: RunConfig, bench: benchmarks.Benchmark, parts: list[list[Example]], run_dir: Path) -> list[_Worker]:
+def _start(cfg: RunConfig, bench: Benchmark, parts: list[list[Example]], run_dir: Path) -> list[_Worker]:
     ctx = multiprocessing.get_context("spawn")  # never fork a process with an event loop and threads
     one = worker_config(cfg, len(parts))
     started = []
@@ -238,7 +240,7 @@ def _merge(workers: list[_Worker], outcome: Outcome, interrupted: bool) -> None:
 
 async def score(
     cfg: RunConfig,
-    bench: benchmarks.Benchmark,
+    bench: Benchmark,
     examples: list[Example],
     scoring: _Scoring,
     outcome: Outcome,

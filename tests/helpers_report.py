@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 from helpers_data import require_rmbench
+from helpers_scoring import score
 
 from rmbench_client import constants as C
-from rmbench_client.score_files.reader import read_scores
-from rmbench_client.scoring import score
+from rmbench_client.score_files import read_scores
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [

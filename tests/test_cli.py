@@ -228,10 +228,10 @@ def test_help_and_the_package_description_name_every_benchmark():
     against it."""
     import tomllib
 
-    from rmbench_client import benchmarks
+    from rmbench_client.benchmarks import registry as benchmarks
 
     help_text = " ".join(build_parser().format_help().split())
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     description = tomllib.loads(pyproject.read_text())["project"]["description"]
-    for bench in benchmarks.REGISTRY.values():
+    for bench in benchmarks.benchmarks():
         assert bench.title and bench.title in help_text and bench.title in description, bench.name

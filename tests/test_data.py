@@ -24,8 +24,12 @@ from hub_schemas import (
 )
 from hub_standin import serve_hub
 
-from rmbench_client import benchmarks
 from rmbench_client import constants as C
+from rmbench_client.benchmarks import registry as benchmarks
+from rmbench_client.benchmarks.prmbench import constants as prm_c
+from rmbench_client.benchmarks.reward_bench import constants as rb_c
+from rmbench_client.benchmarks.reward_bench_2 import constants as rb2_c
+from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
 from rmbench_client.cli.data import inventory
 from rmbench_client.datasets import hub, load_dataset
 
@@ -58,19 +62,19 @@ def hub_repos(tmp_path_factory) -> dict[str, dict[str, bytes]]:
     rb2 = [rb2_record("0", "Math", ["long answer"], ["a", "b", "c"]), rb2_record("ref:1", "Ties", ["x"], ["y"])]
     readme = b"---\nlicense: odc-by\n---\n"
     return {
-        C.RMBENCH_HUB_REPO: {"total_dataset.json": total_dataset(require_rmbench()), "README.md": readme},
-        C.REWARDBENCH_HUB_REPO: {
+        rmbench_c.HUB_REPO: {"total_dataset.json": total_dataset(require_rmbench()), "README.md": readme},
+        rb_c.HUB_REPO: {
             "data/filtered-00000-of-00001.parquet": parquet(filtered, FILTERED_SCHEMA, "filtered"),
             "data/raw-00000-of-00001.parquet": parquet(filtered, FILTERED_SCHEMA, "raw"),
             "README.md": readme,
         },
-        C.REWARDBENCH_PRIOR_HUB_REPO: {
+        rb_c.PRIOR_HUB_REPO: {
             f"data/{split}-00000-of-00001.parquet": parquet(
                 [prior_record(0, ["q"], "good", "bad")], PRIOR_SCHEMA, split
             )
             for split in (*PRIOR_SPLITS, "pku_better")
         },
-        C.REWARDBENCH2_HUB_REPO: {"data/test-00000-of-00001.parquet": parquet(rb2, RB2_SCHEMA, "test")},
+        rb2_c.HUB_REPO: {"data/test-00000-of-00001.parquet": parquet(rb2, RB2_SCHEMA, "test")},
     }
 
 
@@ -92,7 +96,7 @@ def test_fetch_and_list_through_a_local_hub(tmp_path, hub_repos):
     assert sorted(p.name for p in rb.iterdir()) == sorted(
         ["filtered-00000-of-00001.parquet"] + [f"{s}-00000-of-00001.parquet" for s in PRIOR_SPLITS]
     )  # flat, only the filtered split and the four prior sets (no raw, no pku_*), no staging left behind
-    assert (rb / "filtered-00000-of-00001.parquet").read_bytes() == hub_repos[C.REWARDBENCH_HUB_REPO][
+    assert (rb / "filtered-00000-of-00001.parquet").read_bytes() == hub_repos[rb_c.HUB_REPO][
         "data/filtered-00000-of-00001.parquet"
     ]
     assert "reward-bench: 6 prompts" in proc.stdout and "reward-bench-2: 2 prompts" in proc.stdout
@@ -124,18 +128,18 @@ def test_a_file_that_fails_its_known_checksum_is_not_kept(tmp_path, hub_repos):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     error = proc.stderr.strip().splitlines()[-1]
     assert error.startswith("error: ") and "total_dataset.json" in error and "git-sha1" in error
-    assert C.DATA_CHECKSUMS["rm-bench"]["total_dataset.json"].split(":")[1] in error
+    assert rmbench_c.CHECKSUMS["total_dataset.json"].split(":")[1] in error
     assert not (tmp_path / "data").exists()  # not even the folders the fetch made
 
 
 def test_a_file_that_matches_its_checksum_is_kept(tmp_path, hub_repos):
     """The same download with the served file's own git blob id (from `git hash-object`) as the known one."""
     served = tmp_path / "served.json"
-    served.write_bytes(hub_repos[C.RMBENCH_HUB_REPO]["total_dataset.json"])
+    served.write_bytes(hub_repos[rmbench_c.HUB_REPO]["total_dataset.json"])
     blob = subprocess.run(["git", "hash-object", str(served)], capture_output=True, text=True, check=True).stdout
     driver = (
-        "import sys; from rmbench_client import constants as C; "
-        f"C.DATA_CHECKSUMS['rm-bench']['total_dataset.json'] = 'git-sha1:{blob.strip()}'; "
+        "import sys; from rmbench_client.benchmarks.rm_bench import constants as K; "
+        f"K.CHECKSUMS['total_dataset.json'] = 'git-sha1:{blob.strip()}'; "
         "from rmbench_client.cli import main; sys.exit(main(['data', 'fetch', 'rm-bench']))"
     )
     with serve_hub(hub_repos) as fake:
@@ -164,7 +168,7 @@ def test_known_checksums_are_the_shared_files(tmp_path):
     d = require_rmbench()
     sums = dict(line.split()[::-1] for line in (d / "SHA256SUMS").read_text().splitlines() if line.strip())
     for name in RMBENCH_FILES:
-        assert C.DATA_CHECKSUMS["rm-bench"][name] == f"sha256:{sums[name]}"
+        assert rmbench_c.CHECKSUMS[name] == f"sha256:{sums[name]}"
         assert hub.checksum(d / name, "sha256") == sums[name]
     blob = subprocess.run(["git", "hash-object", str(d / RMBENCH_FILES[0])], capture_output=True, text=True, check=True)
     assert hub.checksum(d / RMBENCH_FILES[0], "git-sha1") == blob.stdout.strip()
@@ -176,7 +180,7 @@ def test_runs_read_data_folder_when_no_path_is_given(tmp_path, monkeypatch):
     for name in RMBENCH_FILES:  # linked, not copied
         (folder / name).symlink_to(require_rmbench() / name)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(C.DATA_DIR_ENV, raising=False)
+    monkeypatch.delenv(rmbench_c.DATA_ENV, raising=False)
     data = load_dataset("rm-bench", None)
     assert len(data.examples) == 798 and data.sources[0].parent == Path(C.DATA_FOLDER) / "rm-bench"
     entry = next(e for e in inventory() if e["benchmark"] == "rm-bench")
@@ -191,9 +195,9 @@ def test_make_data_runs_data_fetch():
 
 def test_data_readme_lists_every_benchmark_and_known_checksum():
     readme = (REPO / "data" / "README.md").read_text(encoding="utf-8")
-    for name in benchmarks.NAMES:  # every registered benchmark, the ones added later too
+    for name in benchmarks.names():  # every registered benchmark, the ones added later too
         assert f"`{name}`" in readme
-    for expected in (*C.DATA_CHECKSUMS["rm-bench"].values(), *C.DATA_CHECKSUMS["prmbench"].values()):
+    for expected in (*rmbench_c.CHECKSUMS.values(), *prm_c.CHECKSUMS.values()):
         assert expected.split(":")[1] in readme
     ignored = subprocess.run(["git", "check-ignore", "data/rm-bench/total_dataset.json"], cwd=REPO, capture_output=True)
     assert ignored.returncode == 0  # downloads stay out of git

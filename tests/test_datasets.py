@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers_data import require_rmbench
 
-from rmbench_client import constants as C
+from rmbench_client.benchmarks.reward_bench import constants as rb_c
 from rmbench_client.cli import main
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
@@ -216,7 +216,7 @@ def test_rewardbench_formats(tmp_path, fmt):
     data = load_dataset("reward-bench", path)
     assert data.benchmark == "reward-bench"
     present = {r["subset"] for r in RB_RECORDS}
-    core = [s for subsets in C.REWARDBENCH_SECTIONS.values() for s in subsets]
+    core = [s for subsets in rb_c.SECTIONS.values() for s in subsets]
     assert data.missing == [s for s in core if s not in present]  # a run on this file is partial
     assert [ex.id for ex in data.examples] == ["0", "1", "2", "3", "4", "anthropic_hhh/5"]  # prior sets: split/id
     assert [ex.group for ex in data.examples] == [r["subset"] for r in RB_RECORDS]
@@ -386,7 +386,7 @@ def test_jsonl_texts_with_unicode_line_separators_stay_one_record(tmp_path):
 
 def test_read_records_of_jsonl_keep_unicode_line_separators(tmp_path):
     """The whole-file reader (score files, samples.jsonl) splits JSON lines at newlines only, as the loader does."""
-    from rmbench_client.datasets.files import read_records
+    from rmbench_client.benchmarks.shared.records import read_records
 
     path = tmp_path / "samples.jsonl"
     path.write_text('{"t": "a\u2028b"}\r\n\n{"t": "c\x85d"}\n', encoding="utf-8")

@@ -14,6 +14,7 @@ import pytest
 from helpers_http import completion, endpoint
 
 from rmbench_client import constants as C
+from rmbench_client.benchmarks.reward_bench_2 import constants as rb2_c
 from rmbench_client.config import JudgeOptions
 from rmbench_client.errors import ConfigError
 from rmbench_client.examples import Example
@@ -84,10 +85,10 @@ def test_verdicts_are_read_as_reward_bench_reads_them(text):
     assert first_of_a_then_b(text) == (None if expected == "error" else expected)
 
 
-@pytest.mark.parametrize("subset", ["Factuality", C.REWARDBENCH2_TIES])
+@pytest.mark.parametrize("subset", ["Factuality", rb2_c.TIES])
 def test_rating_messages_are_reward_bench_2s_own(subset):
     ns = upstream("generative_v2.py", "ratings_prompt", "ratings_prompt_ties")
-    template = ns["ratings_prompt_ties" if subset == C.REWARDBENCH2_TIES else "ratings_prompt"]
+    template = ns["ratings_prompt_ties" if subset == rb2_c.TIES else "ratings_prompt"]
     assert reward_bench().rate("Q {1}?", "R.", subset) == [
         {"role": "user", "content": template.format(prompt="Q {1}?", completion="R.")}
     ]

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers_cli import cli
 
-from rmbench_client import benchmarks
+from rmbench_client.benchmarks import registry as benchmarks
 from rmbench_client.config import JudgeOptions
 from rmbench_client.datasets import load_dataset
 from rmbench_client.examples import PromptScores

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from hub_schemas import write_parquet
 
+from rmbench_client.benchmarks.shared import pairwise
 from rmbench_client.cli import main
 from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.runner import run
-from rmbench_client.scoring import pairwise
 
 CONVERSATION = [
     {"role": "system", "content": "Be brief."},

@@ -27,11 +27,13 @@ from ppe_fixture import (
 )
 from test_data import hub_env
 
-from rmbench_client import benchmarks
-from rmbench_client import constants as C
+from rmbench_client.benchmarks import registry as benchmarks
+from rmbench_client.benchmarks.ppe_correctness import constants as ppec_c
+from rmbench_client.benchmarks.ppe_correctness import scoring as ppe_correctness
+from rmbench_client.benchmarks.ppe_preference import constants as ppep_c
+from rmbench_client.benchmarks.ppe_preference import scoring as ppe_preference
 from rmbench_client.datasets import load_dataset
 from rmbench_client.examples import PromptScores
-from rmbench_client.scoring import ppe_correctness, ppe_preference
 
 LONG, SHORT = "A long and careful answer with many words.", "Short."
 BATTLES = [  # baseline:longer prefers response_1 in every battle: right exactly when model_a won
@@ -164,7 +166,7 @@ def test_correctness_loader_reads_every_set_s_hub_schema(correctness_dir):
     assert ex.group == "mmlu_pro" and len(ex.chosen) == 2 and len(ex.rejected) == K - 2
     assert ex.chosen == (RIGHT, "Right.") and ex.rejected[:2] == (WRONG + " " + WRONG, "No.")
     assert ex.pairs == ((0, 1), (1, 0))  # [0, 3] and [2, 1] as (correct, incorrect) positions
-    assert {e.group for e in data.examples} == set(C.PPE_CORRECTNESS_SETS)
+    assert {e.group for e in data.examples} == set(ppec_c.SETS)
     assert by_id["gpqa:gpqa-0001:gpt-4o-mini-2024-07-18"].pairs == ()
 
 
@@ -232,13 +234,13 @@ def test_correctness_headline_numbers_from_set_means_equal_the_summary():
     rng = np.random.default_rng(5)
     recs = []
     for i in range(30):
-        name = C.PPE_CORRECTNESS_SETS[i % 5]
+        name = ppec_c.SETS[i % 5]
         c, r = tuple(rng.normal(size=3)), tuple(rng.normal(size=4))
         m = 1 + i % 3
         pairs = tuple((int(a), int(b)) for a, b in zip(rng.integers(0, 3, m), rng.integers(0, 4, m), strict=True))
         recs.append(PromptScores(str(i), name, c, r, pairs=pairs))
     s = ppe_correctness.score(recs, seed=0)
-    by = {n: [r for r in recs if r.group == n] for n in C.PPE_CORRECTNESS_SETS}
+    by = {n: [r for r in recs if r.group == n] for n in ppec_c.SETS}
     means = {n: ppe_correctness.prompt_values(rs).mean(axis=0) for n, rs in by.items()}
     numbers = ppe_correctness.headline_numbers(means, {n: len(rs) for n, rs in by.items()})
     assert numbers.pop("accuracy") == pytest.approx(s["accuracy"]) and numbers == pytest.approx(s["sets"])
@@ -274,7 +276,7 @@ def test_a_row_of_no_known_set_is_one_error(tmp_path):
 
 def test_compare_pairs_two_runs_on_both_benchmarks(preference_dir, correctness_dir, tmp_path):
     cases = (("ppe-preference", preference_dir, ("hard_prompt", "accuracy")),
-             ("ppe-correctness", correctness_dir, (*C.PPE_CORRECTNESS_SETS, "accuracy")))  # fmt: skip
+             ("ppe-correctness", correctness_dir, (*ppec_c.SETS, "accuracy")))  # fmt: skip
     for bench, data, columns in cases:
         dirs = []
         for model in ("baseline:longer", "baseline:random"):
@@ -349,18 +351,18 @@ def test_the_page_keeps_each_embedded_pairs_details():
 
 def test_data_fetch_puts_each_correctness_set_in_its_own_folder(tmp_path):
     files = {}
-    for name, repo in C.PPE_CORRECTNESS_HUB_REPOS.items():
+    for name, repo in ppec_c.HUB_REPOS.items():
         shard = write_split(tmp_path / "build" / name, "train", CORRECTNESS[name], correctness_schema(name))
         files[repo] = {f"data/{shard.name}": shard.read_bytes(), "README.md": b"---\n---\n"}
     pref = write_preference(tmp_path / "build" / "pref", BATTLES)
-    files[C.PPE_PREFERENCE_HUB_REPO] = {f"data/{pref.name}": pref.read_bytes()}
+    files[ppep_c.HUB_REPO] = {f"data/{pref.name}": pref.read_bytes()}
     with serve_hub(files) as fake:
         env = hub_env(tmp_path, fake.url)
         proc = cli("data", "fetch", "ppe-correctness", "ppe-preference", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     root = tmp_path / "data" / "ppe-correctness"
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*.parquet")) == sorted(
-        f"{name}/train-00000-of-00001.parquet" for name in C.PPE_CORRECTNESS_SETS
+        f"{name}/train-00000-of-00001.parquet" for name in ppec_c.SETS
     )
     assert "ppe-correctness: 7 prompts" in proc.stdout and "ppe-preference: 5 prompts" in proc.stdout
     listing = {e["benchmark"]: e for e in json.loads(cli("data", "list", "--json", cwd=tmp_path, env=env).stdout)}
@@ -370,6 +372,6 @@ def test_data_fetch_puts_each_correctness_set_in_its_own_folder(tmp_path):
 def test_headline_columns_name_each_set_then_the_mean():
     s = {"sets": {"math": 0.5}, "accuracy": 0.5}
     columns = benchmarks.get("ppe-correctness").headline(s)
-    assert [c for c, _ in columns] == [*C.PPE_CORRECTNESS_SETS, "accuracy"]
+    assert [c for c, _ in columns] == [*ppec_c.SETS, "accuracy"]
     assert dict(columns)["math"] == 0.5 and dict(columns)["gpqa"] is None
     assert math.isnan(ppe_correctness.score([], seed=0)["accuracy"])

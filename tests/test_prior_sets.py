@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from hub_schemas import FILTERED_SCHEMA, PRIOR_SCHEMA, filtered_record, prior_record, write_parquet
 
-from rmbench_client import constants as C
+from rmbench_client.benchmarks.reward_bench import constants as rb_c
+from rmbench_client.benchmarks.shared import eval_sets
 from rmbench_client.cli import main
 from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
@@ -81,17 +82,17 @@ def test_prior_sets_weigh_half_as_the_leaderboard(rb_dir, tmp_path, capsys):
     # reward-bench's files: the core set in eval-set*/, the prior sets in pref-sets*/, as its --pref_sets runs
     out = tmp_path / "r"
     name = "baseline:longer.json"
-    for results_dir in (C.REWARDBENCH_RESULTS_DIR, C.REWARDBENCH_PRIOR_RESULTS_DIR):
+    for results_dir in (eval_sets.RESULTS_DIR, rb_c.PRIOR_RESULTS_DIR):
         grouped = json.loads((out / results_dir / name).read_text(encoding="utf-8"))
-        prior = results_dir == C.REWARDBENCH_PRIOR_RESULTS_DIR
+        prior = results_dir == rb_c.PRIOR_RESULTS_DIR
         assert {k for k in grouped if k in summary["subsets"]} == {
-            k for k in summary["subsets"] if (k in C.REWARDBENCH_PRIOR_SUBSETS) == prior
+            k for k in summary["subsets"] if (k in rb_c.PRIOR_SUBSETS) == prior
         }
-    both = [str(out / d / name) for d in (C.REWARDBENCH_SCORES_DIR, C.REWARDBENCH_PRIOR_SCORES_DIR)]
+    both = [str(out / d / name) for d in (eval_sets.SCORES_DIR, rb_c.PRIOR_SCORES_DIR)]
     assert main(["score", *both, "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again == {k: summary[k] for k in again}
-    both = [str(out / d / name) for d in (C.REWARDBENCH_RESULTS_DIR, C.REWARDBENCH_PRIOR_RESULTS_DIR)]
+    both = [str(out / d / name) for d in (eval_sets.RESULTS_DIR, rb_c.PRIOR_RESULTS_DIR)]
     assert main(["score", *both, "--json"]) == 0
     from_results = json.loads(capsys.readouterr().out)
     assert from_results["sections"] == sections and from_results["score"] == summary["score"]
@@ -104,5 +105,5 @@ def test_other_pref_test_sets_splits_are_reported_but_not_scored(rb_dir, tmp_pat
     assert summary["subsets"]["mtbench_human"] == 0.0
     assert summary["sections"]["Prior Sets"] == PRIOR_SETS  # the leaderboard's four only
     assert summary["score"] == pytest.approx((2 * CHAT + 2 * CHAT_HARD + 2 * REASONING + PRIOR_SETS) / 9, abs=1e-15)
-    pref = json.loads((tmp_path / "r" / C.REWARDBENCH_PRIOR_RESULTS_DIR / "baseline:longer.json").read_text())
+    pref = json.loads((tmp_path / "r" / rb_c.PRIOR_RESULTS_DIR / "baseline:longer.json").read_text())
     assert pref["mtbench_human"] == 0.0  # written with the prior sets, as reward-bench's --pref_sets runs do

@@ -27,7 +27,7 @@ from helpers_cli import cli, rescored, summary
 from processbench_fixture import split_records, write_processbench
 from test_prmbench import prmbench_dir
 
-from rmbench_client import constants as C
+from rmbench_client.benchmarks.processbench import constants as pb_c
 from rmbench_client.config import RunConfig
 from rmbench_client.errors import ConfigError, SampleError
 from rmbench_client.examples import Example
@@ -213,7 +213,7 @@ def test_run_scores_processbench_through_the_prm(
     pooling_server: RunConfig, reference_scores: ReferenceScores, tmp_path: Path
 ) -> None:
     data, out = write_processbench(tmp_path / "processbench", count=2), tmp_path / "run"
-    records = [r for split in C.PROCESSBENCH_SPLITS for r in split_records(split, 2)]  # the files' order
+    records = [r for split in pb_c.SPLITS for r in split_records(split, 2)]  # the files' order
     config = tmp_path / "prm.yaml"
     config.write_text(yaml.safe_dump(pooling_server.replace(benchmark="processbench").to_data(exclude_none=True)))
     proc = cli("run", "--config", str(config), "--data", str(data), "--out", str(out), "--no-progress")
@@ -234,7 +234,7 @@ def test_run_scores_processbench_through_the_prm(
     assert dry.returncode == 0 and json.loads(dry.stdout)["to_send"] == 0, dry.stdout + dry.stderr
     again = rescored(out)
     assert (again["splits"], again["average_f1"]) == (s["splits"], s["average_f1"])
-    assert set(s["splits"]) == set(C.PROCESSBENCH_SPLITS)
+    assert set(s["splits"]) == set(pb_c.SPLITS)
 
 
 def test_run_scores_prmbench_records_cut_and_all(pooling_server: RunConfig, tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ import pytest
 from helpers_cli import cli, one_error_line, rescored, summary
 from helpers_data import rmbench_dir
 
-from rmbench_client import constants as C
+from rmbench_client.benchmarks.prmbench import constants as prm_c
+from rmbench_client.benchmarks.prmbench import scoring as prmbench
 from rmbench_client.cli.data import inventory
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.scoring import prmbench
 
 
 def prmbench_dir():
@@ -89,7 +89,7 @@ def test_matches_upstreams_loop_on_random_solutions(threshold):
     rng = random.Random(7)
     recs, by_class, total = [], {}, [0, 0, 0, 0]
     for k in range(300):
-        group = C.PRMBENCH_CLASSES[k % len(C.PRMBENCH_CLASSES)]
+        group = prm_c.CLASSES[k % len(prm_c.CLASSES)]
         n = rng.randint(1, 9)
         labels = [1 if group == "multi_solutions" or rng.random() < 0.7 else 0 for _ in range(n)]
         scores = [round(rng.random(), 1) for _ in range(rng.randint(0, n))]  # ties at 0.5 and cuts

@@ -12,14 +12,14 @@ from helpers_cli import cli, one_error_line, rescored, summary
 from hub_standin import serve_hub
 from processbench_fixture import record, write_processbench
 
-from rmbench_client import constants as C
+from rmbench_client.benchmarks.processbench import constants as pb_c
+from rmbench_client.benchmarks.processbench import scoring as pb
+from rmbench_client.benchmarks.processbench.data import labels_of
 from rmbench_client.datasets import load_dataset
-from rmbench_client.datasets.processbench import labels_of
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report import differences
 from rmbench_client.report.compare import load_runs
-from rmbench_client.scoring import processbench as pb
 
 
 def sol(rid: str, label: int, steps: int, *scores: float) -> PromptScores:
@@ -156,7 +156,7 @@ def test_data_fetch_and_a_run_from_the_hub(tmp_path):
     hub_dir = write_processbench(tmp_path / "hub", count=5)
     files = {p.name: p.read_bytes() for p in hub_dir.iterdir()} | {"README.md": b"---\nlicense: apache-2.0\n---\n"}
     env = {k: v for k, v in os.environ.items() if k not in ("RMBENCH_DATA_DIR", "HF_HUB_OFFLINE", "HF_TOKEN")}
-    with serve_hub({C.PROCESSBENCH_HUB_REPO: files}) as fake:
+    with serve_hub({pb_c.HUB_REPO: files}) as fake:
         env |= {"HF_ENDPOINT": fake.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
         work = tmp_path / "work"
         work.mkdir()
@@ -164,7 +164,7 @@ def test_data_fetch_and_a_run_from_the_hub(tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert "processbench: 20 prompts" in proc.stdout
         fetched = work / "data" / "processbench"
-        assert sorted(p.name for p in fetched.iterdir()) == sorted(f"{s}.json" for s in C.PROCESSBENCH_SPLITS)
+        assert sorted(p.name for p in fetched.iterdir()) == sorted(f"{s}.json" for s in pb_c.SPLITS)
         listing = cli("data", "list", env=env, cwd=work).stdout
         assert "processbench: data/processbench: 20 prompts in 4 file(s)" in listing
         other = tmp_path / "other"

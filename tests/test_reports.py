@@ -9,15 +9,15 @@ import random
 from pathlib import Path
 
 import pytest
+from helpers_scoring import score
 from rich.console import Console
 
 from rmbench_client import constants as C
+from rmbench_client.benchmarks.rm_bench.heatmap import write_heatmaps
 from rmbench_client.cli.compare import add_compare_parser, cmd_compare
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report.compare import bar_chart, load_runs, render
-from rmbench_client.report.heatmap import write_heatmaps
-from rmbench_client.scoring import score
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

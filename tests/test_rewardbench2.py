@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from hub_schemas import RB2_SCHEMA, hub_shard, rb2_record, write_parquet
 
+from rmbench_client.benchmarks.reward_bench_2 import scoring as rb2
 from rmbench_client.cli import main
 from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
-from rmbench_client.examples import PromptScores
+from rmbench_client.examples import UNPARSED_RATINGS, PromptScores
 from rmbench_client.runner import run
-from rmbench_client.scoring import rewardbench2 as rb2
 
 TANH_HALF = math.tanh(-0.5)
 
@@ -205,9 +205,9 @@ def test_one_over_k_on_ratings_is_reward_benchs_rating_rule():
 
 def test_unparsed_ratings_counted_from_the_records():
     recs = [
-        p("1", "Focus", [-1], [-1, -1, -1], details={rb2.UNPARSED: 4}),  # no valid rating: 0.25
-        p("2", "Focus", [7], [-1, 7, 3], details={rb2.UNPARSED: 1}),  # unparsed left out: 7 vs 7 -> 1/2
-        p("3", "Focus", [9], [2, 3, 4], details={rb2.UNPARSED: 0}),
+        p("1", "Focus", [-1], [-1, -1, -1], details={UNPARSED_RATINGS: 4}),  # no valid rating: 0.25
+        p("2", "Focus", [7], [-1, 7, 3], details={UNPARSED_RATINGS: 1}),  # unparsed left out: 7 vs 7 -> 1/2
+        p("3", "Focus", [9], [2, 3, 4], details={UNPARSED_RATINGS: 0}),
     ]
     s = rb2.score(recs, samples=10)
     assert s["subsets"]["Focus"] == (0.25 + 0.5 + 1) / 3

@@ -12,6 +12,7 @@ import pytest
 from helpers_report import chromium, open_page, shown_ids
 from rmb_fixture import bon, pair, write_rmb
 
+from rmbench_client.benchmarks.rmb import scoring as rmb
 from rmbench_client.cli import main
 from rmbench_client.cli.data import _describe, inventory
 from rmbench_client.config import load_config
@@ -20,8 +21,7 @@ from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report import page as html
 from rmbench_client.runner import run
-from rmbench_client.score_files.reader import read_scores
-from rmbench_client.scoring import rmb
+from rmbench_client.score_files import read_scores
 
 CHAT = "Helpfulness/Chat/Discussion"
 CODE = "Helpfulness/Code/Documentation"

@@ -12,6 +12,9 @@ from helpers_cli import CLI, cli, write_config
 from helpers_data import require_rmbench
 
 from rmbench_client import constants as C
+from rmbench_client.benchmarks import registry
+from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
+from rmbench_client.benchmarks.shared import eval_sets
 from rmbench_client.errors import RunLockedError
 from rmbench_client.run_directory import RunDirectory, write_atomic
 
@@ -19,12 +22,12 @@ DERIVED = [
     C.SUMMARY_FILE,
     C.SAMPLES_FILE,
     C.FAILURES_FILE,
-    C.RMBENCH_RESULTS_FILE,
+    rmbench_c.RESULTS_FILE,
     C.REPORT_FILE,
     "heatmap-chat.png",
     "heatmap-overall.png",
-    f"{C.REWARDBENCH_RESULTS_DIR}/org/model.json",
-    f"{C.REWARDBENCH_SCORES_DIR}/model.json",
+    f"{eval_sets.RESULTS_DIR}/org/model.json",
+    f"{eval_sets.SCORES_DIR}/model.json",
 ]
 
 
@@ -36,8 +39,9 @@ def fill(path: Path) -> None:
 
 def test_a_new_run_clears_every_derived_file_and_fresh_the_store(tmp_path):
     fill(tmp_path)
+    own = (*registry.get("rm-bench").own_outputs, *registry.get("reward-bench").own_outputs)
     with RunDirectory(tmp_path) as run_dir:
-        run_dir.clear(fresh=False)
+        run_dir.clear(fresh=False, own=own)
     assert not any((tmp_path / name).exists() for name in DERIVED)
     assert (tmp_path / C.STORE_FILE).exists() and (tmp_path / "notes.txt").exists()  # the store and others stay
     with RunDirectory(tmp_path) as run_dir:

@@ -12,17 +12,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers_scoring import score
 
+from rmbench_client.benchmarks.reward_bench import files as rb_files
+from rmbench_client.benchmarks.reward_bench.scoring import from_subsets
+from rmbench_client.benchmarks.reward_bench_2 import files as rb2_files
+from rmbench_client.benchmarks.rm_bench import files as rm_files
+from rmbench_client.benchmarks.shared.eval_sets import hub_json
 from rmbench_client.cli import main
 from rmbench_client.errors import DataError
 from rmbench_client.examples import Example, PromptScores
-from rmbench_client.score_files import rewardbench as rb_files
-from rmbench_client.score_files import rewardbench2 as rb2_files
-from rmbench_client.score_files import rmbench as rm_files
-from rmbench_client.score_files.common import hub_json
-from rmbench_client.score_files.reader import read_scores, summarize
-from rmbench_client.scoring import score
-from rmbench_client.scoring.rewardbench import from_subsets
+from rmbench_client.score_files import read_scores, summarize
 
 
 def save_to_hub(path: Path, data: dict | list) -> Path:

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from helpers_data import require_ixc
 
+from rmbench_client.benchmarks.reward_bench import scoring as rewardbench
+from rmbench_client.benchmarks.rm_bench import scoring as rmbench
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.scoring import rewardbench, rmbench
 
 # --- RM-Bench -----------------------------------------------------------------------------------------------------
 

@@ -12,19 +12,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers_scoring import score
 from rich.console import Console
 from scipy.stats import binomtest
 
-from rmbench_client import benchmarks
 from rmbench_client import constants as C
+from rmbench_client.benchmarks import registry as benchmarks
+from rmbench_client.benchmarks.shared.significance import compare
 from rmbench_client.cli.compare import add_compare_parser, cmd_compare
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report import differences
 from rmbench_client.report.compare import chart_bars, load_runs
-from rmbench_client.score_files.reader import read_scores
-from rmbench_client.scoring import score
-from rmbench_client.scoring.significance import compare
+from rmbench_client.score_files import read_scores
 
 RM = benchmarks.get("rm-bench")
 RB = benchmarks.get("reward-bench")

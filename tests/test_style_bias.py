@@ -11,11 +11,13 @@ import warnings
 import numpy as np
 import pytest
 from helpers_data import require_rmbench
+from helpers_scoring import score
 from rich.console import Console
 from scipy.stats import spearmanr
 
-from rmbench_client import benchmarks
-from rmbench_client import constants as C
+from rmbench_client.benchmarks import registry as benchmarks
+from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
+from rmbench_client.benchmarks.shared.style_bias import spearman
 from rmbench_client.cli import main
 from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
@@ -23,8 +25,6 @@ from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report.printing import print_summary
 from rmbench_client.runner import run
-from rmbench_client.scoring import score
-from rmbench_client.scoring.style_bias import spearman
 
 PAIRS = ("concise<detailed", "concise<markdown", "detailed<markdown")
 RMBENCH = benchmarks.get("rm-bench")
@@ -39,7 +39,7 @@ def test_always_elaborate_never_elaborate_and_ties():
     down = [rm(f"code/{i}", [3, 2, 1], [2, 1, 0], "code") for i in range(20)]
     flat = [rm(f"safety/{i}", [1, 1, 1], [0, 0, 0], "safety") for i in range(20)]
     bias = RMBENCH.score(up + down + flat, samples=200)["style_bias"]
-    assert bias["styles"] == list(C.RMBENCH_STYLES)
+    assert bias["styles"] == list(rmbench_c.STYLES)
     assert list(bias["pairs"]) == list(PAIRS)
     for pair in PAIRS:
         assert bias["groups"]["chat"][pair]["prefers"] == 1.0
@@ -191,8 +191,8 @@ def test_rewardbench2_has_no_style_bias_yet():
 
 def test_bootstrap_rhos_equal_ranking_each_resample_afresh():
     """The O(n) ranking of replicates (weights of resampled prompts) gives what scipy gives on each resample."""
-    from rmbench_client.scoring import bootstrap
-    from rmbench_client.scoring.style_bias import _replicate_rhos
+    from rmbench_client.benchmarks.shared import bootstrap
+    from rmbench_client.benchmarks.shared.style_bias import _replicate_rhos
 
     rng = np.random.default_rng(1)
     for n, k in [(50, 6), (7, 2), (300, 2), (2, 2)]:

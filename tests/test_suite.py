@@ -18,7 +18,7 @@ from rmb_fixture import pair, write_rmb
 from test_judgebench import RECORDS as JUDGEBENCH_RECORDS
 from test_judgebench import hub_split
 
-from rmbench_client.benchmarks import NAMES
+from rmbench_client.benchmarks.registry import names
 
 PAIRS = [
     {"prompt": "Name a prime.", "chosen": "Seven is a prime number.", "rejected": "Nine.", "subset": "math"},
@@ -60,7 +60,7 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     longer, rand = tmp_path / "runs" / "longer", tmp_path / "runs" / "random"
     got = suite("--model", "baseline:longer", "--data", str(root), "--out", str(longer))
     results = got["results"]
-    assert got["benchmarks"] == list(NAMES)  # the registry's, in its order: a new benchmark joins by itself
+    assert got["benchmarks"] == list(names())  # the registry's, in its order: a new benchmark joins by itself
     present = ("rm-bench", "reward-bench-2", "pairwise", "rmb", "judgebench", "ppe-preference", "ppe-correctness")
     assert all(c["status"] == "missing" for n, c in results.items() if n not in present)
     assert (
@@ -129,7 +129,6 @@ def test_malformed_data_marks_its_benchmark_and_the_others_still_run(tmp_path: P
     assert "pairwise: not run: " in proc.stderr and f"reward-bench: {out / 'reward-bench'}" in proc.stderr
 
 
-@pytest.mark.server
 def kept(out: Path) -> dict[Path, bytes]:
     """Every file of the run directories, byte for byte: SQLite's own -wal/-shm files aside (they come and go as
     connections open and close; what a store holds is in its main file once its last connection closed)."""
@@ -137,6 +136,7 @@ def kept(out: Path) -> dict[Path, bytes]:
             if p.is_file() and p.name != ".lock" and not p.name.endswith(("-wal", "-shm"))}  # fmt: skip
 
 
+@pytest.mark.server
 def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers: CpuServers, tmp_path: Path) -> None:
     root = data_root(tmp_path)
     reward = cpu_servers.config.roles["reward"].to_data() | {"serve": None}

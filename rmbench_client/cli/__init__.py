@@ -10,8 +10,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import __version__, benchmarks
+from .. import __version__
 from .. import constants as C
+from ..benchmarks import registry as benchmarks
 from ..errors import RmbError, UserError
 from . import run, status, suite, watch
 from .compare import add_compare_parser, cmd_compare
@@ -79,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_score(args: argparse.Namespace, console: Console) -> int:
     from ..report.printing import print_summary
-    from ..score_files.reader import summarize
+    from ..score_files import summarize
 
     # read_scores, or a results file's subsets
     summary = summarize(args.paths, args.domain, seed=args.seed, threshold=args.threshold)

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import benchmarks
 from .. import constants as C
+from ..benchmarks import registry as benchmarks
+from ..benchmarks.spec import Benchmark
 from ..datasets import data_folder, hub, load_dataset
 from ..errors import DataError
 
@@ -18,9 +19,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _checksum_state(benchmark: str, path: Path) -> str:
+def _checksum_state(bench: Benchmark, path: Path) -> str:
     """ "ok", "mismatch" or "unknown" (no known checksum for this file name)."""
-    expected = hub.known_checksum(benchmark, path.name)
+    expected = hub.known_checksum(bench, path.name)
     if expected is None:
         return "unknown"
     kind, _, want = expected.partition(":")
@@ -30,13 +31,13 @@ def _checksum_state(benchmark: str, path: Path) -> str:
 def inventory(root: str | Path = C.DATA_FOLDER) -> list[dict[str, Any]]:
     """What data/ holds, per registered benchmark: its files with their checksum state, prompts, missing groups."""
     out = []
-    for bench in benchmarks.REGISTRY.values():
+    for bench in benchmarks.benchmarks():
         folder = data_folder(bench.name, root)
         entry: dict[str, Any] = {"benchmark": bench.name, "dir": str(folder), "present": False}
         files = bench.files_in(folder) if folder.is_dir() else []
         if files:
             entry["present"] = True
-            entry["files"] = {str(f.relative_to(folder)): _checksum_state(bench.name, f) for f in files}
+            entry["files"] = {str(f.relative_to(folder)): _checksum_state(bench, f) for f in files}
             try:
                 data = load_dataset(bench.name, folder)
                 entry |= {"prompts": len(data.examples), "missing_groups": data.missing}
@@ -65,7 +66,7 @@ def _describe(entry: dict[str, Any]) -> str:
 
 
 def _hub_names() -> list[str]:
-    return [b.name for b in benchmarks.REGISTRY.values() if b.hub]
+    return [b.name for b in benchmarks.benchmarks() if b.hub]
 
 
 def cmd_data(args: argparse.Namespace, console: Console) -> int:

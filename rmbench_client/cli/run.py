@@ -13,7 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .. import benchmarks
+from ..benchmarks import registry as benchmarks
 from ..config import MAIN_ROLE, RunConfig, load_config, validated
 from ..errors import ConfigError
 from .watch import add_tracker_arguments, log_runs
@@ -40,13 +40,13 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
                    help="model type (default: reward)")  # fmt: skip
     if suite:
         p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose "
-                       f"data is present; known: {', '.join(benchmarks.NAMES)})")  # fmt: skip
+                       f"data is present; known: {', '.join(benchmarks.names())})")  # fmt: skip
         p.add_argument("--data", metavar="DIR", help="a directory with one folder per benchmark, as `data fetch` "
                        "lays it out (default: data/)")  # fmt: skip
         p.add_argument("--out", metavar="DIR", help="the model's directory, one run directory per benchmark in it "
                        "(default: runs/<model>)")  # fmt: skip
     else:
-        p.add_argument("--benchmark", choices=benchmarks.NAMES, help="default: rm-bench")
+        p.add_argument("--benchmark", choices=benchmarks.names(), help="default: rm-bench")
         p.add_argument("--data", metavar="PATH", help="dataset file or directory "
                        "(default: $RMBENCH_DATA_DIR, else data/<benchmark>, else the hub)")  # fmt: skip
         p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>/<benchmark>)")

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .. import benchmarks
+from ..benchmarks import registry as benchmarks
 from ..config import RunConfig
 from ..errors import DataError
 from ..suite import Planned

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import benchmarks
 from .. import constants as C
+from ..benchmarks import registry as benchmarks
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,7 +23,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML; its main role's serve "
                    "section serves each checkpoint")  # fmt: skip
     p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose data "
-                   f"is present; known: {', '.join(benchmarks.NAMES)})")  # fmt: skip
+                   f"is present; known: {', '.join(benchmarks.names())})")  # fmt: skip
     p.add_argument("--data", metavar="DIR", help="one folder per benchmark, as `data fetch` lays it "
                    "out (default data/)")  # fmt: skip
     p.add_argument("--out", metavar="DIR", help="one directory per checkpoint and the table "

@@ -1,7 +1,7 @@
 """Benchmark datasets: load from a file, a directory, the `data/` folder or the hub, and validate into Examples.
 
 One module per benchmark format (`rmbench`, `rewardbench`, ...) with `files_in(directory)` and
-`parse_record(record, path, index)`; the benchmark registry (`rmbench_client.benchmarks`) says which module
+`parse_record(record, path, index)`; the benchmark registry (`rmbench_client.benchmarks.registry`) says which module
 serves which benchmark.
 """
 
@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import constants as C
+from ..benchmarks.shared.fields import rename
+from ..benchmarks.shared.records import iter_records, record_name
 from ..errors import ConfigError, DataError
 from ..examples import Example
-from .fields import rename
-from .files import iter_records, record_name
 
 if TYPE_CHECKING:
-    from ..benchmarks import Benchmark
+    from ..benchmarks.registry import Benchmark
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +42,14 @@ def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
 
 
 def _files(bench: Benchmark, path: str | Path | None) -> list[Path]:
-    """The data files: of `path` (a file or a directory), else of data/<benchmark>, else downloaded."""
+    """The data files: of `path` (a file or a directory), else of the benchmark's variable's (`data_env`), else of
+    data/<benchmark>, else downloaded."""
     from . import hub
 
     benchmark = bench.name
+    from_env = os.environ.get(bench.data_env) or None if bench.data_env else None
+    if path is None and from_env is not None:
+        path = from_env
     if path is None:
         local = data_folder(benchmark)
         if local.is_dir() and bench.files_in(local):
@@ -57,9 +61,7 @@ def _files(bench: Benchmark, path: str | Path | None) -> list[Path]:
     files: list[Path] = []
     for root in roots:
         # a path from the environment says so: an exported variable is easily forgotten
-        named = (
-            f" (named by ${C.DATA_DIR_ENV})" if path is not None and str(path) == os.environ.get(C.DATA_DIR_ENV) else ""
-        )
+        named = f" (named by ${bench.data_env})" if from_env is not None and str(path) == from_env else ""
         if root.is_dir():
             found = bench.files_in(root)
             if not found:
@@ -78,7 +80,7 @@ def load_dataset(
     """Load and validate a benchmark (its name, or the registry's entry a run resolved once); `path` None reads
     data/<benchmark>, else downloads it from the hub. `fields` maps our field names to the file's (e.g.
     {"prompt": "question"})."""
-    from .. import benchmarks  # the registry imports this package's modules
+    from ..benchmarks import registry as benchmarks  # the registry imports this package's modules
 
     bench = benchmarks.get(benchmark) if isinstance(benchmark, str) else benchmark
     benchmark = bench.name

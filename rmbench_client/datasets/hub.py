@@ -15,12 +15,12 @@ from .. import constants as C
 from ..errors import DataError
 
 if TYPE_CHECKING:
-    from ..benchmarks import Benchmark, HubSource
+    from ..benchmarks.spec import Benchmark, HubSource
 
 
 def run_hint(bench: Benchmark) -> str:
     """What a run without the benchmark's data can do instead (the variable only for the benchmark it serves)."""
-    env = f" or ${C.DATA_DIR_ENV}" if bench.name == C.DATA_DIR_BENCHMARK else ""
+    env = f" or ${bench.data_env}" if bench.data_env else ""
     return (
         f"point at a local copy with --data PATH{env} ({bench.layout}), or fill {C.DATA_FOLDER}/{bench.name} with "
         f"`rmbench-client data fetch {bench.name}` once the hub is reachable"
@@ -88,8 +88,8 @@ def verify(path: Path, expected: str) -> None:
         raise DataError(f"{path}: {kind} checksum {got} does not match the known {want}; the file was not kept")
 
 
-def known_checksum(benchmark: str, name: str) -> str | None:
-    return C.DATA_CHECKSUMS.get(benchmark, {}).get(name)
+def known_checksum(bench: Benchmark, name: str) -> str | None:
+    return bench.checksums.get(name)
 
 
 def fetch(bench: Benchmark, dest: Path) -> list[tuple[Path, bool]]:
@@ -105,7 +105,7 @@ def fetch(bench: Benchmark, dest: Path) -> list[tuple[Path, bool]]:
         with tempfile.TemporaryDirectory(dir=dest, prefix=".fetch-") as staging:
             for i, source in enumerate(bench.hub):
                 for f in _snapshot(bench, source, _fetch_hint(bench, dest), local_dir=str(Path(staging) / str(i))):
-                    expected = known_checksum(bench.name, f.name)
+                    expected = known_checksum(bench, f.name)
                     if expected is not None:
                         verify(f, expected)
                     target = dest / source.folder / f.name

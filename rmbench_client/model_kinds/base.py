@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from ..backends.base import Endpoint
 from ..examples import Example
-
-# how a benchmark asks a generative judge: compare pairs, rate answers one by one (RewardBench 2), or compare in
-# both orders combined as JudgeBench does
-JudgeMode = Literal["pairwise", "rating", "judgebench"]
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,13 @@ from ..admission import Admission
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
 from ..backends.session import DeadlineClient, Session
+from ..benchmarks.spec import JudgeMode
 from ..chat_templates import resolve_template
 from ..config import ClientOptions, RoleConfig, RunConfig
 from ..discovery import source_for
 from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError
-from .base import JudgeMode, ModelKind
+from .base import ModelKind
 from .baseline import BaselineModel
 from .dpo import DpoModel
 from .reward import RewardModel

@@ -31,13 +31,13 @@ import openai
 
 from ..backends.base import Endpoint
 from ..backends.transport import answer_json
+from ..benchmarks.spec import JudgeMode
 from ..config import JudgeOptions
 from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, EndpointError, RetryableError, SampleError
-from ..examples import Example, prompt_text
+from ..examples import UNPARSED_RATINGS, Example, prompt_text
 from ..retry import retry_after_seconds
-from ..scoring.rewardbench2 import UNPARSED
-from .base import JudgeMode, Unit
+from .base import Unit
 from .judge_answers import (
     Judgement,
     Reading,
@@ -318,6 +318,6 @@ class JudgeModel:
         return {
             "answers": {"chosen": rated[:n], "rejected": rated[n:]},
             "judgements": {"chosen": ratings[:n], "rejected": ratings[n:]},
-            UNPARSED: sum(r["rating"] is None for r in ratings),
+            UNPARSED_RATINGS: sum(r["rating"] is None for r in ratings),
             "cost": costs,
         }

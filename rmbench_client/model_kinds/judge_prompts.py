@@ -39,6 +39,8 @@ from ..errors import ConfigError
 from ..examples import Prompt, conversation, prompt_text
 
 Messages = list[dict[str, str]]
+# reward-bench's v2 judges rate the answers of this subset (RewardBench 2's Ties) with their ties prompt
+REWARDBENCH_TIES_SUBSET = "Ties"
 
 SYSTEM = (
     "You are a careful, impartial evaluator. You will see a user's question and two answers written by AI "
@@ -158,7 +160,7 @@ def reward_bench() -> JudgePrompts:
         return None  # longer conversations: reward-bench credits 0.5 without asking
 
     def rate(prompt: Prompt, response: str, subset: str) -> Messages:
-        template = v2["ratings_prompt_ties" if subset == C.REWARDBENCH2_TIES else "ratings_prompt"]
+        template = v2["ratings_prompt_ties" if subset == REWARDBENCH_TIES_SUBSET else "ratings_prompt"]
         question = conversation(prompt)[0]["content"]  # the first turn, as reward-bench asks (one turn only)
         return [{"role": "user", "content": template.format(prompt=question, completion=response)}]
 

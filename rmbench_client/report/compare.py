@@ -16,13 +16,12 @@ from pathlib import Path
 
 from rich.table import Table
 
-from .. import benchmarks
 from .. import constants as C
+from ..benchmarks import registry as benchmarks
+from ..benchmarks.shared.formatting import fitted_tables, percent, pyplot
 from ..errors import DataError
 from ..run_directory import without_summary
-from ..scoring.rmbench import LEVELS
 from . import differences
-from .formatting import fitted_tables, percent, pyplot
 
 Run = tuple[str, dict]
 Cell = str | float | None  # the name column, else a fraction in [0, 1] or None where the run has no value
@@ -40,7 +39,7 @@ def _read_summary(raw: str) -> tuple[Path, dict]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(f"{file}: not a readable summary ({exc})") from None
     bench = benchmarks.of_summary(summary, str(file))
-    if not bench.scored_groups(summary):
+    if not bench.scored_groups(bench.read_summary(summary)):
         raise DataError(f"{file}: the run scored no prompt")
     return file, summary
 
@@ -70,7 +69,7 @@ def compare_rows(runs: list[Run]) -> tuple[list[str], list[list[Cell]]]:
     """Header and one row per run: the name, fractions (None where a run lacks the column), then n, failed and
     "yes" / "partial"."""
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
-    heads = [dict(bench.headline(s)) for _, s in runs]  # each in the benchmark's own column order
+    heads = [dict(bench.headline(bench.read_summary(s))) for _, s in runs]  # each in the benchmark's own column order
     columns = [col for col in dict.fromkeys(c for h in heads for c in h) if any(h.get(col) is not None for h in heads)]
     header = ["model", *columns, *STATUS]
     rows: list[list[Cell]] = []
@@ -88,7 +87,7 @@ def notes(runs: list[Run]) -> list[str]:
     """Why some numbers are not comparable: different sets of groups, or incomplete runs."""
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
     out = []
-    if len({frozenset(bench.scored_groups(s)) for _, s in runs}) > 1:
+    if len({frozenset(bench.scored_groups(bench.read_summary(s))) for _, s in runs}) > 1:
         out.append(f"the runs cover different {bench.group_field}s: overall numbers average over different sets")
     for name, s in runs:
         for reason in s.get("partial", []):
@@ -136,17 +135,17 @@ class Bars:
 
 
 def chart_bars(runs: list[Run], diffs: dict | None = None) -> tuple[list[str], list[Bars]]:
-    """The chart's groups (RM-Bench: the overall levels; elsewhere every headline number) and each run's bars."""
+    """The chart's groups (the benchmark's `chart_columns`, RM-Bench's overall levels; else every headline number)
+    and each run's bars."""
     header, rows = compare_rows(runs)
-    overall = [*LEVELS, "avg"]
-    groups = [g for g in overall if g in header] if "hard" in header else header[1 : -len(STATUS)]
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
+    groups = [g for g in bench.chart_columns if g in header] or header[1 : -len(STATUS)]
     out = []
     for k, row in enumerate(rows):
         values = [
             100 * float(v) if isinstance(v, int | float) else math.nan for v in (row[header.index(g)] for g in groups)
         ]
-        known = bench.headline_intervals(runs[k][1])
+        known = bench.headline_intervals(bench.read_summary(runs[k][1]))
         intervals = [(100 * known[g][0], 100 * known[g][1]) if g in known else (math.nan, math.nan) for g in groups]
         marks = diffs["differences"][k - 1] if diffs and k else {}
         labels = [

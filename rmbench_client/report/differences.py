@@ -12,14 +12,14 @@ from pathlib import Path
 
 from rich.table import Table
 
-from .. import benchmarks
 from .. import constants as C
+from ..benchmarks import registry as benchmarks
+from ..benchmarks.shared import significance
+from ..benchmarks.shared.formatting import fitted_tables
 from ..data_hashes import same_prompts
 from ..errors import DataError
 from ..examples import PromptScores
-from ..score_files.reader import read_scores
-from ..scoring import significance
-from .formatting import fitted_tables
+from ..score_files import read_scores
 
 Run = tuple[str, dict]
 

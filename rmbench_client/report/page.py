@@ -26,15 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from .. import benchmarks
 from .. import constants as C
+from ..benchmarks import registry as benchmarks
+from ..benchmarks.shared.credits import outcomes, pair_credits
+from ..benchmarks.spec import Benchmark
 from ..data_hashes import file_sha256, prompt_hash, recorded
 from ..datasets import load_dataset
 from ..errors import DataError
 from ..examples import Example, PromptScores, prompt_text, response_lengths
 from ..run_directory import write_atomic
-from ..score_files.reader import read_scores
-from ..scoring.checks import outcomes, pair_credits
+from ..score_files import read_scores
 from . import differences, process_page
 from .compare import Run, compare_rows, load_runs
 
@@ -137,12 +138,13 @@ def _run_scores(raw: str) -> list[PromptScores]:
     return read_scores([file])[1]
 
 
-def _style_bias(bench: benchmarks.Benchmark, summary: dict, scores: list[PromptScores], examples: dict) -> dict | None:
+def _style_bias(bench: Benchmark, summary: dict, scores: list[PromptScores], examples: dict) -> dict | None:
     """The summary's style-bias diagnostics; computed here for a run written before they existed."""
     if "style_bias" in summary or bench.process:  # a process benchmark has none
         return summary.get("style_bias")
     lengths = response_lengths(examples[s.id] for s in scores)
-    return bench.score(scores, seed=summary.get("seed", 0), lengths=lengths).get("style_bias")
+    rescored = bench.summary_json(bench.score(scores, seed=summary.get("seed", 0), lengths=lengths))
+    return rescored.get("style_bias")
 
 
 @dataclass(frozen=True)
@@ -189,14 +191,15 @@ def shown_pairs(ex: Example, runs: list[PromptScores]) -> Shown:
 
 
 def _run_data(
-    bench: benchmarks.Benchmark,
+    bench: Benchmark,
     name: str,
     summary: dict,
     scores: list[PromptScores],
     shown: dict[str, Shown | None],
     examples: dict,
 ) -> dict:
-    columns, rows = bench.summary_rows(summary)
+    numbers = bench.read_summary(summary)
+    columns, rows = bench.summary_rows(numbers)
     embedded = [(view.scores(s) if (view := shown[s.id]) else s) for s in scores if s.id in shown]
     steps = process_page.run_steps(scores, set(shown)) if bench.process else {}
     return {
@@ -208,7 +211,7 @@ def _run_data(
         "counts": {k: summary.get(k) for k in ("prompts", "scored", "failed")},
         "columns": columns,
         "rows": rows,
-        "matrices": bench.matrices(summary),
+        "matrices": bench.matrices(numbers),
         "style_bias": _style_bias(bench, summary, scores, examples),
         "scores": {s.id: [*s.chosen, *s.rejected] for s in embedded if s.results is None},
         "results": {s.id: list(s.results) for s in embedded if s.results is not None},
@@ -224,12 +227,12 @@ def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) ->
     header, rows = compare_rows(runs)
     paired, why_not = differences.paired_scores(runs, scores)  # the prompts the same in every run
     if paired is None:
-        return {"header": header, "rows": rows, "intervals": [bench.headline_intervals(s) for _, s in runs],
+        return {"header": header, "rows": rows, "intervals": [bench.headline_intervals(bench.read_summary(s)) for _, s in runs],
                 "differences": None, "why_not": why_not}  # fmt: skip
     return {
         "header": header,
         "rows": rows,
-        "intervals": [bench.headline_intervals(s) for _, s in runs],
+        "intervals": [bench.headline_intervals(bench.read_summary(s)) for _, s in runs],
         "differences": differences.differences(runs, paired, seed=seed),
     }
 
@@ -281,7 +284,7 @@ def _prompt(ex: Example, view: Shown | None) -> dict:
 
 
 def _shown(
-    bench: benchmarks.Benchmark,
+    bench: Benchmark,
     runs: list[Run],
     scores: list[list[PromptScores]],
     examples: dict[str, Example],
@@ -291,7 +294,7 @@ def _shown(
     whose text differs between the runs' data), and their texts in dataset order."""
     if bench.process:
         thresholds = [float(s.get("threshold", C.PRM_THRESHOLD)) for _, s in runs]
-        ids = process_page.shown_ids(bench.name, list(zip(thresholds, scores, strict=True))) - differ
+        ids = process_page.shown_ids(bench.step_rule, list(zip(thresholds, scores, strict=True))) - differ
         return dict.fromkeys(ids), process_page.prompts(examples, ids)
     lost = {s.id for run in scores for s in run if lost_any(s)} - differ
     by_id = [{s.id: s for s in run} for run in scores]
@@ -333,7 +336,7 @@ def build(paths: list[str], data: str | Sequence[str] | None = None, seed: int =
             _run_data(bench, n, s, sc, shown, found) for (n, s), sc, found in zip(runs, scores, each, strict=True)
         ],
         "prompts": prompts,
-        "process": process_page.RULES.get(bench.name) if bench.process else None,
+        "process": bench.step_rule if bench.process else None,
         "comparison": _comparison(runs, scores, seed) if len(runs) > 1 else None,
         "notes": notes,
     }

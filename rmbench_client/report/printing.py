@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..benchmarks import of_summary
-from .table import style_bias_table
+from ..benchmarks.registry import of_summary
+from ..benchmarks.shared.tables import style_bias_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,7 +20,8 @@ def print_summary(summary: dict, title: str, console: Console | None = None) -> 
     console = console or Console()
     if summary.get("complete") is False:
         title += " — partial"
-    console.print(of_summary(summary, title).table(summary, title))
+    bench = of_summary(summary, title)
+    console.print(bench.table(bench.read_summary(summary), title))
     bias = style_bias_table(summary)
     if bias is not None:
         console.print(bias)

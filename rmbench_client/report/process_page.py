@@ -2,8 +2,9 @@
 with its steps, their labels and every run's step scores; the steps a run misjudged are marked in the browser
 (report/assets/process.js).
 
-A step is misjudged when the run's judgement disagrees with its label: PRMBench judges a step correct when its
-score is above the threshold, ProcessBench when it is not below it (its prediction is the first step below). Steps
+A step is misjudged when the run's judgement disagrees with its label: each benchmark judges a step by its rule
+(`Benchmark.step_rule`): PRMBench correct when its score is above the threshold, ProcessBench when it is not below
+it (its prediction is the first step below). Steps
 without a label (ProcessBench's after the earliest wrong one) or without a score (an input cut at the length limit)
 are never marked; a ProcessBench solution whose scores stop before a decision is listed as a miss.
 """
@@ -12,23 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..benchmarks.shared.steps import judged_correct
+from ..benchmarks.spec import StepRule
 from ..examples import Example, PromptScores, prompt_text
 
-# how each process benchmark judges a step correct: "above" the threshold (PRMBench), or "not below" (ProcessBench)
-RULES = {"prmbench": "above", "processbench": "not below"}
 
-
-def judged_correct(score: float, threshold: float, rule: str) -> bool:
-    return score > threshold if rule == "above" else score >= threshold
-
-
-def misjudged(rec: PromptScores, threshold: float, rule: str) -> list[int]:
+def misjudged(rec: PromptScores, threshold: float, rule: StepRule) -> list[int]:
     """The labelled, scored steps whose judgement disagrees with their label."""
     pairs = zip(rec.steps or (), rec.step_labels or (), strict=False)
     return [i for i, (s, label) in enumerate(pairs) if judged_correct(s, threshold, rule) != (label == 1)]
 
 
-def listed(rec: PromptScores, threshold: float, rule: str) -> bool:
+def listed(rec: PromptScores, threshold: float, rule: StepRule) -> bool:
     """Whether the page lists the solution: a step misjudged, or (ProcessBench) scores that stop undecided."""
     if misjudged(rec, threshold, rule):
         return True
@@ -49,9 +45,8 @@ def solution(ex: Example) -> dict:
     return out | ({"why": reason} if isinstance(reason, str) and reason else {})
 
 
-def shown_ids(benchmark: str, runs: Sequence[tuple[float, Sequence[PromptScores]]]) -> set[str]:
-    """The solutions some run (threshold, scores) misjudged."""
-    rule = RULES[benchmark]
+def shown_ids(rule: StepRule, runs: Sequence[tuple[float, Sequence[PromptScores]]]) -> set[str]:
+    """The solutions some run (threshold, scores) misjudged, each step judged by the benchmark's `rule`."""
     return {s.id for threshold, scores in runs for s in scores if listed(s, threshold, rule)}
 
 

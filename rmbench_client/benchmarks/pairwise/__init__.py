@@ -1,0 +1,43 @@
+"""Your own preference data: a JSON, JSONL or parquet file of records with prompt, chosen and rejected (and an
+optional subset), scored as RewardBench scores a pair."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...examples import Example, PromptScores
+from ..shared import pairwise
+from ..spec import Benchmark
+from . import data
+
+NAME = "pairwise"
+
+
+def _line(example: Example, scores: PromptScores) -> dict[str, Any]:
+    return pairwise.named_line(example, scores, NAME)
+
+
+def _read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> PromptScores | None:
+    return pairwise.named_read(rec, where, index, domain, NAME)
+
+
+BENCHMARK: Benchmark[Any] = Benchmark(
+    name=NAME,
+    title="your own preference data",
+    layout="your own pairs: a JSON, JSONL or parquet file of records with prompt, chosen and rejected",
+    group_field="subset",
+    files_in=data.files_in,
+    parse_record=data.parse_record,
+    fields=("id", "prompt", "chosen", "rejected", "subset"),
+    score=pairwise.score,
+    summary_type=dict,
+    sample_line=_line,
+    read_record=_read,
+    table=pairwise.pairwise_table,
+    headline=pairwise.headline,
+    headline_intervals=pairwise.headline_intervals,
+    prompt_values=pairwise.prompt_values,
+    headline_numbers=pairwise.headline_numbers,
+    scored_groups=pairwise.scored_groups,
+    summary_rows=pairwise.pairwise_rows,
+)

@@ -1,0 +1,33 @@
+"""PPE Correctness (lmarena's Preference Proxy Evaluations, five Best-of-K sets): answers graded correct or not by
+their own checks; a reward model's accuracy on the sampled conflict pairs, and its best-of-K curve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec import Benchmark, HubSource
+from . import data, files, scoring, table
+from .constants import HUB_REPOS, HUB_SPLIT, SETS
+
+BENCHMARK: Benchmark[Any] = Benchmark(
+    name="ppe-correctness",
+    title="PPE Correctness",
+    layout=f"one folder per PPE Best-of-K set ({', '.join(SETS)}), each its parquet files",
+    group_field="set",
+    files_in=data.files_in,
+    parse_record=data.parse_record,
+    fields=("question_id", "model_name", "prompt", "scores", "sampled_conflict_pairs"),
+    hub=tuple(HubSource(repo, (f"data/{HUB_SPLIT}-*.parquet",), folder=name) for name, repo in HUB_REPOS.items()),
+    expected_groups=SETS,
+    score=scoring.score,
+    summary_type=dict,
+    sample_line=files.line,
+    read_record=files.read,
+    table=table.correctness_table,
+    headline=scoring.headline,
+    headline_intervals=scoring.headline_intervals,
+    prompt_values=scoring.prompt_values,
+    headline_numbers=scoring.headline_numbers,
+    scored_groups=lambda summary: list(summary.get("sets", {})),
+    summary_rows=table.correctness_rows,
+)

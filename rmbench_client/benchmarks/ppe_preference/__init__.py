@@ -1,0 +1,33 @@
+"""PPE Preference (lmarena's Preference Proxy Evaluations, Human-Preference-V1): real Chatbot Arena battles, a
+reward model right when it prefers the human voter's winner; accuracy per category and overall."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec import Benchmark, HubSource
+from . import data, files, scoring, table
+from .constants import FLAGS, HUB_REPO, HUB_SPLIT
+
+BENCHMARK: Benchmark[Any] = Benchmark(
+    name="ppe-preference",
+    title="PPE Preference",
+    layout="PPE Human-Preference-V1's test split (parquet, JSON or JSONL): a directory or a file",
+    group_field="group",
+    files_in=data.files_in,
+    parse_record=data.parse_record,
+    fields=("question_id", "winner", "prompt", "response_1", "response_2", "language", *FLAGS),
+    hub=(HubSource.parquet(HUB_REPO, HUB_SPLIT),),
+    score=scoring.score,
+    summary_type=dict,
+    sample_line=files.line,
+    read_record=files.read,
+    table=table.preference_table,
+    headline=scoring.headline,
+    headline_intervals=scoring.headline_intervals,
+    prompt_values=scoring.prompt_values,
+    headline_numbers=scoring.headline_numbers,
+    scored_groups=lambda summary: list(summary.get("categories", {})),
+    summary_rows=table.preference_rows,
+    unscored="human ties (winner 'tie' or 'tie (bothbad)'): PPE's accuracy counts decisive votes only",
+)

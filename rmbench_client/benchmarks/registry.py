@@ -1,0 +1,134 @@
+"""The benchmark registry: the built-in benchmarks (one folder each beside this module) and those other installed
+packages declare in the entry-point group `rmbench_client.benchmarks`, each a `spec.Benchmark`, checked alike.
+
+Everything that differs between benchmarks is reached through `get(name)`; the machinery that runs, compares and
+reports never asks which benchmark it is.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Mapping
+from importlib.metadata import EntryPoint, entry_points
+from types import ModuleType
+from typing import Any
+
+from ..errors import ConfigError, DataError
+from . import (
+    judgebench,
+    pairwise,
+    ppe_correctness,
+    ppe_preference,
+    prmbench,
+    processbench,
+    reward_bench,
+    reward_bench_2,
+    rm_bench,
+    rmb,
+)
+from .spec import Benchmark
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINTS = "rmbench_client.benchmarks"  # the group a plug-in declares its benchmark in (docs/plugins.md)
+BUILT_IN: tuple[Benchmark[Any], ...] = tuple(
+    module.BENCHMARK
+    for module in (
+        rm_bench,
+        reward_bench,
+        reward_bench_2,
+        judgebench,
+        pairwise,
+        ppe_preference,
+        ppe_correctness,
+        rmb,
+        prmbench,
+        processbench,
+    )
+)
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # it names folders (runs/<model>/<benchmark>, data/<benchmark>)
+
+
+def _problem(bench: object, where: str, taken: Mapping[str, str]) -> str | None:
+    """Why `bench` cannot be registered, or None."""
+    if not isinstance(bench, Benchmark):
+        return f"{where} is a {type(bench).__name__}, not a rmbench_client.benchmarks.spec.Benchmark"
+    if not _NAME.fullmatch(bench.name):
+        return f"{where}: benchmark name {bench.name!r} is not lowercase letters, digits and '-'"
+    if bench.name in taken:
+        return f"{where}: benchmark {bench.name!r} is already registered by {taken[bench.name]}"
+    return None
+
+
+def _load(entry: EntryPoint) -> object:
+    """What an entry point names: a Benchmark, a function that returns one, or a module holding one as BENCHMARK."""
+    loaded = entry.load()
+    if isinstance(loaded, ModuleType):
+        loaded = getattr(loaded, "BENCHMARK", loaded)
+    return loaded() if callable(loaded) and not isinstance(loaded, Benchmark) else loaded
+
+
+@functools.cache
+def _registered() -> tuple[dict[str, Benchmark[Any]], dict[str, str]]:
+    """Every benchmark by name (the built-ins first, in their order), and the plug-ins that could not be used: their
+    entry point's name -> why. Read once per process."""
+    found: dict[str, Benchmark[Any]] = {}
+    owner: dict[str, str] = {}
+    for bench in BUILT_IN:
+        problem = _problem(bench, f"built-in {bench.name}", owner)
+        assert problem is None, problem
+        found[bench.name], owner[bench.name] = bench, "rmbench-client"
+    broken: dict[str, str] = {}
+    for entry in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        where = f"plug-in {entry.name} ({entry.value}{f', {entry.dist.name}' if entry.dist else ''})"
+        try:
+            loaded = _load(entry)
+        except Exception as exc:  # a plug-in's bug is its own: the other benchmarks still work
+            broken[entry.name] = f"{where} failed to load: {type(exc).__name__}: {exc}"
+            continue
+        problem = _problem(loaded, where, owner)
+        if problem is None and isinstance(loaded, Benchmark) and loaded.name != entry.name:
+            problem = f"{where}: its entry point is named {entry.name!r} but its benchmark {loaded.name!r}"
+        if problem is not None or not isinstance(loaded, Benchmark):
+            broken[entry.name] = problem or where
+            continue
+        found[loaded.name], owner[loaded.name] = loaded, where
+    for why in broken.values():
+        log.warning("%s", why)
+    return found, broken
+
+
+def names() -> tuple[str, ...]:
+    """Every benchmark's name: the built-ins in their order, then the plug-ins by name."""
+    return tuple(_registered()[0])
+
+
+def benchmarks() -> tuple[Benchmark[Any], ...]:
+    return tuple(_registered()[0].values())
+
+
+def get(name: str) -> Benchmark[Any]:
+    """The benchmark of this name; ConfigError naming the known ones (or why a plug-in of this name failed)."""
+    found, broken = _registered()
+    if name in found:
+        return found[name]
+    if name in broken:
+        raise ConfigError(broken[name])
+    raise ConfigError(f"unknown benchmark {name!r} (known: {', '.join(found)})")
+
+
+def titles() -> str:
+    """Every benchmark by its name in prose, as a list in a sentence ("A, B and C")."""
+    named = [b.title or b.name for b in benchmarks()]
+    return ", ".join(named[:-1]) + " and " + named[-1]
+
+
+def of_summary(summary: Any, where: str) -> Benchmark[Any]:
+    """The benchmark a summary object belongs to; a DataError naming `where` otherwise."""
+    found = _registered()[0]
+    name = summary.get("benchmark") if isinstance(summary, dict) else None
+    if name not in found:
+        raise DataError(f"{where}: not a summary of a known benchmark ({', '.join(found)})")
+    return found[name]

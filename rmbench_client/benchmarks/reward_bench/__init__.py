@@ -1,0 +1,47 @@
+"""RewardBench (allenai/reward-bench): one chosen and one rejected response per prompt in 23 subsets, four
+weighted sections (Chat, Chat Hard, Safety, Reasoning) and the prior sets, scored as reward-bench scores them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..shared import pairwise
+from ..shared.eval_sets import RESULTS_DIR, SCORES_DIR
+from ..spec import Benchmark, HubSource
+from . import data, files, scoring, table
+from .constants import (
+    HUB_REPO,
+    HUB_SPLIT,
+    PRIOR_HUB_REPO,
+    PRIOR_RESULTS_DIR,
+    PRIOR_SCORES_DIR,
+    PRIOR_SUBSETS,
+    SECTIONS,
+)
+
+BENCHMARK: Benchmark[Any] = Benchmark(
+    name="reward-bench",
+    title="RewardBench",
+    layout="RewardBench's filtered split and the prior sets (parquet, JSON or JSONL): a directory or a file",
+    group_field="subset",
+    subgroup_field="section",
+    files_in=data.files_in,
+    parse_record=data.parse_record,
+    fields=("id", "prompt", "chosen", "rejected", "subset"),
+    hub=(HubSource.parquet(HUB_REPO, HUB_SPLIT), HubSource.parquet(PRIOR_HUB_REPO, *PRIOR_SUBSETS)),
+    expected_groups=tuple(s for subsets in SECTIONS.values() for s in subsets),
+    score=scoring.score,
+    summary_type=dict,
+    sample_line=pairwise.line,
+    read_record=files.read,
+    results_summary=files.results_summary,
+    table=table.rewardbench_table,
+    headline=scoring.headline,
+    headline_intervals=scoring.headline_intervals,
+    prompt_values=scoring.prompt_values,
+    headline_numbers=scoring.headline_numbers,
+    scored_groups=lambda summary: list(summary.get("subsets", {})),
+    summary_rows=table.rewardbench_rows,
+    write_files=files.write_run_files,
+    own_outputs=(RESULTS_DIR, SCORES_DIR, PRIOR_RESULTS_DIR, PRIOR_SCORES_DIR),
+)

@@ -1,0 +1,36 @@
+"""RewardBench 2 (allenai/reward-bench-2): one correct answer among several incorrect ones (Ties: several correct
+ones) in six subsets, the final score their plain mean, scored as reward-bench's v2 scripts score them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..shared.eval_sets import RESULTS_DIR, SCORES_DIR
+from ..spec import Benchmark, HubSource
+from . import data, files, scoring, table
+from .constants import HUB_REPO, HUB_SPLIT, SUBSETS
+
+BENCHMARK: Benchmark[Any] = Benchmark(
+    name="reward-bench-2",
+    title="RewardBench 2",
+    layout="RewardBench 2's test split (parquet, JSON or JSONL): a directory or a file",
+    group_field="subset",
+    files_in=data.files_in,
+    parse_record=data.parse_record,
+    fields=("id", "prompt", "chosen", "rejected", "subset", "num_correct", "models"),
+    hub=(HubSource.parquet(HUB_REPO, HUB_SPLIT),),
+    expected_groups=SUBSETS,
+    score=scoring.score,
+    summary_type=dict,
+    sample_line=files.line,
+    read_record=files.read,
+    results_summary=files.results_summary,
+    table=table.rewardbench2_table,
+    headline=scoring.headline,
+    headline_intervals=scoring.headline_intervals,
+    judge_mode="rating",
+    scored_groups=lambda summary: list(summary.get("subsets", {})),
+    chosen_vs_rejected=False,
+    write_files=files.write_run_files,
+    own_outputs=(RESULTS_DIR, SCORES_DIR),
+)

@@ -1,0 +1,56 @@
+"""RM-Bench (THU-KEG/RM-Bench): does a reward model see a one-word factual error, or does it just like long,
+markdown-heavy answers? Three chosen and three rejected responses per prompt, in three styles; accuracy as a 3x3
+matrix of chosen style against rejected style, read as easy / normal / hard."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...examples import Example
+from ..spec import Benchmark, HubSource, Records, RunMeta
+from . import data, files, scoring, table
+from .constants import CHECKSUMS, DATA_ENV, DOMAINS, HEATMAP_FILE, HUB_REPO, RESULTS_FILE, STYLES, TOTAL_FILE
+
+
+def _write_files(
+    out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Records
+) -> list[Path]:
+    """The heatmaps of the 3x3 matrices, and RM-Bench's own results file."""
+    from .heatmap import write_heatmaps  # matplotlib: imported only when a run writes its files
+
+    heatmaps = write_heatmaps(summary, out, meta.model) if meta.heatmaps else []
+    return [*heatmaps, files.write_results(out, examples, scores)]
+
+
+BENCHMARK: Benchmark[Any] = Benchmark(
+    name="rm-bench",
+    title="RM-Bench",
+    layout=f"a directory of RM-Bench's *_filtered.json domain files or its {TOTAL_FILE}",
+    group_field="domain",
+    subgroup_field="subdomain",
+    files_in=data.files_in,
+    parse_record=data.parse_record,
+    fields=("id", "prompt", "chosen", "rejected", "domain"),
+    hub=(HubSource(HUB_REPO, (TOTAL_FILE,)),),
+    checksums=CHECKSUMS,
+    data_env=DATA_ENV,
+    expected_groups=DOMAINS,
+    score=scoring.score,
+    summary_type=dict,
+    sample_line=files.line,
+    read_record=files.read,
+    table=table.rmbench_table,
+    headline=scoring.headline,
+    headline_intervals=scoring.headline_intervals,
+    prompt_values=scoring.prompt_values,
+    headline_numbers=scoring.headline_numbers,
+    chart_columns=(*scoring.LEVELS, "avg"),
+    scored_groups=scoring.scored_groups,
+    summary_rows=table.rmbench_rows,
+    response_labels=STYLES,
+    matrices=scoring.matrices,
+    write_files=_write_files,
+    own_outputs=(RESULTS_FILE, HEATMAP_FILE.format(name="*")),
+)

@@ -1,0 +1,91 @@
+"""Seeded percentile-bootstrap intervals over prompts.
+
+Every accuracy here is a mean of per-prompt values, so a replicate is the mean of a resample of them;
+strata (domains, subsets) are resampled independently and combined per replicate exactly as the point estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ... import constants as C
+from ...examples import PromptScores
+from .credits import outcomes
+
+
+def replicate_means(values: np.ndarray, rng: np.random.Generator, samples: int = C.BOOTSTRAP_SAMPLES) -> np.ndarray:
+    """`samples` bootstrap means of `values` (shape (n,) or (n, k) -> (samples,) or (samples, k))."""
+    n = len(values)
+    if n == 0:
+        return np.full((samples, *values.shape[1:]), np.nan)
+    rows = _rows_per_chunk(n)  # drawn a chunk of replicates at a time: the same draws, bounded memory
+    means = [values[rng.integers(0, n, size=(min(rows, samples - s), n))].mean(axis=1) for s in range(0, samples, rows)]
+    return np.concatenate(means)
+
+
+def _rows_per_chunk(width: int, max_elements: int = C.BOOTSTRAP_CHUNK_ELEMENTS) -> int:
+    return max(1, max_elements // max(1, width))
+
+
+def interval(replicates: np.ndarray, confidence: float = C.CONFIDENCE) -> list[float]:
+    """Percentile interval [lo, hi] of bootstrap replicates (a list: the summary is JSON)."""
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    lo, hi = np.percentile(replicates, [tail, 100.0 - tail])
+    return [float(lo), float(hi)]
+
+
+def summary_intervals(summary: dict, groups: str, names: Mapping[str, str]) -> dict[str, list[float]]:
+    """A summary's 95% intervals of its groups (`ci[groups]`) and of headline numbers (`ci[key]` shown as `name`)."""
+    ci = summary.get("ci", {})
+    return dict(ci.get(groups, {})) | {name: ci[key] for name, key in names.items() if key in ci}
+
+
+def rng(seed: int = C.BOOTSTRAP_SEED) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def stratified_chunks(
+    sizes: list[int],
+    rng: np.random.Generator,
+    samples: int = C.BOOTSTRAP_SAMPLES,
+    max_elements: int = C.BOOTSTRAP_CHUNK_ELEMENTS,
+) -> Iterator[np.ndarray]:
+    """Bootstrap row indices into strata laid end to end, `samples` replicates (rows) in chunks of at most
+    `max_elements` indices (a large dataset's thousand replicates are never held at once). Each stratum is
+    resampled within itself, so a replicate keeps every stratum's size (prompts of one domain or subset stand in
+    only for each other)."""
+    rows = _rows_per_chunk(sum(sizes), max_elements)
+    for start in range(0, samples, rows):
+        m = min(rows, samples - start)
+        parts, offset = [], 0
+        for n in sizes:
+            parts.append(offset + rng.integers(0, n, size=(m, n)) if n else np.zeros((m, 0), dtype=np.int64))
+            offset += n
+        yield np.concatenate(parts, axis=1) if parts else np.zeros((m, 0), dtype=np.int64)
+
+
+def resample_counts(rows: np.ndarray, n: int) -> np.ndarray:
+    """(replicates, n): how often each of n items is drawn in each row of bootstrap indices `rows`."""
+    offsets = (np.arange(len(rows)) * n)[:, None]
+    return np.bincount((rows + offsets).ravel(), minlength=len(rows) * n).reshape(len(rows), n)
+
+
+def by_group(records: Sequence[PromptScores]) -> dict[str, list[PromptScores]]:
+    """The records of each group (domain, subset), groups in name order."""
+    groups: dict[str, list[PromptScores]] = {}
+    for rec in records:
+        groups.setdefault(rec.group, []).append(rec)
+    return dict(sorted(groups.items()))
+
+
+def pair_accuracies(
+    records: Sequence[PromptScores], seed: int, samples: int | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """For one-pair benchmarks, per group: each prompt's credit (chosen > rejected, strict; or a judge's credit) and
+    the bootstrap replicates of its mean."""
+    generator = rng(seed)
+    kwargs = {} if samples is None else {"samples": samples}
+    correct = {name: outcomes(recs, 1)[:, 0, 0] for name, recs in by_group(records).items()}
+    return correct, {name: replicate_means(c, generator, **kwargs) for name, c in correct.items()}

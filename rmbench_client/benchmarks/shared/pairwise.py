@@ -1,0 +1,181 @@
+"""One chosen-rejected pair per prompt in named subsets (your own pairs, JudgeBench; RewardBench's line): accuracy as
+RewardBench counts a pair, the per-sample line, and the table.
+
+correct_p      = [ chosen_p > rejected_p ]             strict: a tie counts as wrong (a judge: its credit)
+acc_s          = mean of correct_p over the prompts of subset s
+accuracy       = mean of correct_p over every prompt    (prompt-weighted)
+macro_accuracy = mean of acc_s over the subsets         (every subset weighs the same)
+Intervals: subsets resampled independently, each replicate combined exactly as the point estimate.
+"style_bias" (given response lengths): the rank correlation of score and length (style_bias.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...errors import DataError
+from ...examples import Example, PromptScores
+from ..spec import Lengths, Records, Row, Samples
+from . import bootstrap, style_bias
+from .credits import outcomes
+from .formatting import percent
+from .lines import credit_value, floats
+from .tables import cell_of, subset_rows
+
+if TYPE_CHECKING:  # rich is imported where a table is drawn
+    from rich.table import Table
+
+
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+    """Summary: per-subset accuracy with n, prompt-weighted and macro accuracy, and 95% intervals for each."""
+    correct, reps = bootstrap.pair_accuracies(records, seed, samples)
+    n = {name: len(c) for name, c in correct.items()}
+    summary: dict[str, Any] = {
+        "benchmark": "pairwise",
+        "subsets": {name: float(c.mean()) for name, c in correct.items()},
+        "n": n,
+    }
+    if not correct:
+        nan2 = [math.nan, math.nan]
+        return summary | {"accuracy": math.nan, "macro_accuracy": math.nan, "ci": {"subsets": {}, "accuracy": nan2}}
+    total = sum(n.values())
+    summary["accuracy"] = float(np.concatenate(list(correct.values())).mean())
+    summary["macro_accuracy"] = float(np.mean(list(summary["subsets"].values())))
+    pooled = sum(reps[name] * (n[name] / total) for name in reps)
+    summary["ci"] = {
+        "subsets": {name: bootstrap.interval(r) for name, r in reps.items()},
+        "accuracy": bootstrap.interval(np.asarray(pooled)),
+        "macro_accuracy": bootstrap.interval(np.mean(np.stack(list(reps.values())), axis=0)),
+    }
+    bias = style_bias.diagnose(records, 1, (), lengths, seed, samples)
+    if bias is not None:
+        summary["style_bias"] = bias
+    return summary
+
+
+def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
+    """(n, 1) per-prompt correctness: its mean over a subset's prompts is the subset accuracy."""
+    return outcomes(records, 1)[:, 0, :]
+
+
+def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """compare's columns from subset accuracies (..., 1) and sizes: each subset, the accuracy (prompt-weighted)
+    and the macro average."""
+    acc = {name: means[name][..., 0] for name in sorted(means)}
+    total = sum(sizes[name] for name in acc)
+    out = dict(acc)
+    out["accuracy"] = np.sum([acc[name] * (sizes[name] / total) for name in acc], axis=0)
+    out["macro"] = np.mean([acc[name] for name in acc], axis=0)
+    return out
+
+
+def headline_intervals(summary: dict) -> dict[str, list[float]]:
+    """The summary's 95% intervals of the same numbers."""
+    return bootstrap.summary_intervals(summary, "subsets", {"accuracy": "accuracy", "macro": "macro_accuracy"})
+
+
+# --- the per-sample line: RewardBench's, with the benchmark named where the layout alone cannot tell ---------
+
+SCORE_KEYS = (("scores_chosen", "scores_rejected"), ("score_chosen", "score_rejected"))
+
+
+def line(example: Example, scores: PromptScores) -> dict[str, Any]:
+    """A one-pair prompt's line: one score a side, or the judge's credit."""
+    rec: dict[str, Any] = {"id": example.id, "subset": example.group}
+    if scores.results is not None:
+        rec["results"] = scores.results[0]
+    else:
+        rec |= {"score_chosen": scores.chosen[0], "score_rejected": scores.rejected[0]}
+    return rec
+
+
+def pair_scores(rec: dict[str, Any], where: str) -> tuple[tuple[float, ...], tuple[float, ...], tuple | None] | None:
+    """(chosen, rejected, results) of a one-pair record (either spelling of the score keys), None if none."""
+    for keys in SCORE_KEYS:
+        if keys[0] in rec or keys[1] in rec:
+            missing = [k for k in keys if k not in rec]
+            if missing:
+                raise DataError(f"{where}: missing key '{missing[0]}'")
+            chosen, rejected = (floats(rec[k], where, k) for k in keys)
+            if len(chosen) != 1 or len(rejected) != 1:
+                raise DataError(f"{where}: expected one chosen and one rejected score")
+            return chosen, rejected, None
+    if rec.get("results") is not None:
+        results = credit_value(rec["results"], where)
+        if len(results) != 1:
+            raise DataError(f"{where}: 'results' must be one credit")
+        return (), (), results
+    return None
+
+
+def is_pair(rec: dict[str, Any]) -> bool:
+    for keys in SCORE_KEYS:
+        for k in keys:
+            if k in rec:
+                v = rec[k]
+                return not isinstance(v, list) or len(v) == 1
+    v = rec.get("results")
+    return v is not None and (not isinstance(v, list) or (len(v) == 1 and not isinstance(v[0], list)))
+
+
+def named_line(example: Example, scores: PromptScores, name: str) -> dict[str, Any]:
+    """A one-pair line that names its benchmark (`name`): your own pairs, JudgeBench."""
+    return {"benchmark": name, **line(example, scores)}
+
+
+def named_read(rec: dict[str, Any], where: str, index: int, domain: str | None, name: str) -> PromptScores | None:
+    """A one-pair record naming benchmark `name` (pairwise, JudgeBench), or None when the record is not one."""
+    if rec.get("benchmark") != name:
+        return None
+    pair = pair_scores(rec, where)
+    if pair is None:
+        raise DataError(f"{where}: no 'score_chosen' / 'score_rejected' and no 'results'")
+    subset = rec.get("subset")
+    if not isinstance(subset, str) or not subset:
+        raise DataError(f"{where}: 'subset' must be a non-empty string")
+    return PromptScores(str(rec.get("id", index)), subset, pair[0], pair[1], pair[2])
+
+
+# --- the table ----------------------------------------------------------------------------------------------
+
+
+def pairwise_rows(summary: dict) -> tuple[list[str], list[Row]]:
+    """One column, accuracy; a row per subset, then the prompt-weighted accuracy and the macro average."""
+    ci = summary.get("ci", {})
+    n = summary.get("n", {})
+    rows: list[Row] = [
+        {"name": name, "values": [cell_of(acc, ci.get("subsets", {}).get(name))], "n": n.get(name), "total": False}
+        for name, acc in summary.get("subsets", {}).items()
+    ]
+    for key, name, count in (("accuracy", "accuracy", sum(n.values())), ("macro_accuracy", "macro average", None)):
+        if key in summary:
+            rows.append({"name": name, "values": [cell_of(summary[key], ci.get(key))], "n": count, "total": True})
+    return ["accuracy"], rows
+
+
+def pairwise_table(summary: dict, title: str) -> Table:
+    """Subset accuracies, the prompt-weighted accuracy and the subsets' macro average."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    subset_rows(table, summary)
+    ci = summary.get("ci", {})
+    n = sum(summary.get("n", {}).values())
+    table.add_row("[bold]accuracy[/bold]", percent(summary["accuracy"], ci.get("accuracy")), str(n))
+    table.add_row("[bold]macro average[/bold]", percent(summary["macro_accuracy"], ci.get("macro_accuracy")), "")
+    return table
+
+
+def headline(summary: dict) -> list[tuple[str, float | None]]:
+    """compare's columns: each subset, the prompt-weighted accuracy, then the macro average."""
+    subsets = summary.get("subsets", {})
+    tail = [("accuracy", summary.get("accuracy")), ("macro", summary.get("macro_accuracy"))]
+    return [(name, value) for name, value in subsets.items()] + tail
+
+
+def scored_groups(summary: dict) -> list[str]:
+    return list(summary.get("subsets", {}))

@@ -1,0 +1,162 @@
+"""What a benchmark is: the `Benchmark` every benchmark folder (and every plug-in) hands the registry, and the types
+its functions take.
+
+A benchmark is data and pure functions: how its files are found and read into `Example`s, how per-prompt scores
+become its summary (`score`, pure numpy), how a prompt's scores are written as a line of `samples.jsonl` and read
+back, its own file formats, its terminal table and what reports show. The machinery that runs, compares and
+reports asks these functions and never which benchmark it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
+
+import msgspec
+
+from ..examples import Example, PromptScores
+
+if TYPE_CHECKING:
+    import numpy as np
+    from rich.table import Table
+
+Records = Sequence[PromptScores]  # one prompt's scores each
+Samples = int | None  # bootstrap samples; None: the default (constants.BOOTSTRAP_SAMPLES)
+Lengths = Mapping[str, tuple[Sequence[int], Sequence[int]]]  # prompt id -> (chosen lengths, rejected lengths)
+Interval = list[float]  # a 95% interval [low, high] (a list: the summary is JSON)
+
+# how a benchmark asks a generative judge: compare pairs, rate answers one by one (RewardBench 2), or compare in
+# both orders combined as JudgeBench does
+JudgeMode = Literal["pairwise", "rating", "judgebench"]
+# how a process benchmark judges a step correct from its score: "above" the threshold (PRMBench), or "not below"
+# it (ProcessBench: the first step below the threshold is the predicted wrong one)
+StepRule = Literal["above", "not below"]
+
+
+class Summary(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A benchmark's numbers, as `score` returns them and `summary.json` begins: each benchmark's own subclass
+    (fields in the order they are written; a field left at `msgspec.UNSET` is not written)."""
+
+    benchmark: str
+
+
+S = TypeVar("S")  # a benchmark's summary: its `Summary` subclass (or a plain dict)
+
+
+class Row(TypedDict):
+    """One row of a summary's table (the terminal table, the report page's JSON): a group or a total, a cell per
+    column (`[value]`, `[value, low, high]`, or None where the group has no value) and its number of prompts."""
+
+    name: str
+    values: list[list[float] | None]
+    n: int | None
+    total: bool
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """What a benchmark's own result files say about the run."""
+
+    model: str
+    model_type: str  # reward | dpo | judge | baseline
+    dpo_reward: str = "ratio"
+    chat_template: str | None = None  # None: the model's own template
+    heatmaps: bool = True  # RM-Bench's heatmap PNGs (matplotlib: about a second per run)
+
+
+@dataclass(frozen=True)
+class HubSource:
+    """Where `data fetch` and a run without local data find (part of) the benchmark on the Hugging Face hub."""
+
+    repo: str
+    patterns: tuple[str, ...]  # the files, as glob patterns of their paths in the repository
+    folder: str = ""  # the sub-folder of data/<benchmark> `data fetch` puts them in ("": the folder itself)
+
+    @classmethod
+    def parquet(cls, repo: str, *splits: str) -> HubSource:
+        """A hub dataset's parquet shards of these splits (`data/<split>-00000-of-00001.parquet`)."""
+        return cls(repo, tuple(f"data/{split}-*.parquet" for split in splits))
+
+
+def _no_files(out: Path, meta: RunMeta, summary: Any, examples: Mapping[str, Example], scores: Records) -> list[Path]:
+    return []
+
+
+@dataclass(frozen=True)
+class Benchmark(Generic[S]):
+    """One benchmark. The built-ins are in `rmbench_client.benchmarks.<name>`; a plug-in is the same object from
+    another package, through the entry-point group `rmbench_client.benchmarks` (docs/plugins.md)."""
+
+    name: str  # what configs and flags call it: lowercase letters, digits and '-'
+    title: str  # its name in prose (--help, tables)
+    layout: str  # what --data (or data/<benchmark>) holds for it: said where its data is missing
+    group_field: str  # what a per-sample line calls its group: "domain" | "subset" | ...
+    files_in: Callable[[Path], list[Path]]  # the benchmark's data files in a directory
+    # one data record (file, index) -> validated example, or None for a record the benchmark does not score
+    parse_record: Callable[[Any, Path, int], Example | None]
+    score: Callable[..., S]  # (records, seed=, samples=, lengths=[, threshold=]) -> summary; pure
+    summary_type: type[S]  # what `score` returns: its Summary subclass, read back from summary.json as such
+    sample_line: Callable[[Example, PromptScores], dict[str, Any]]  # one line of samples.jsonl
+    # one record of a score file -> its scores, None when the record is in none of this benchmark's layouts
+    read_record: Callable[[dict[str, Any], str, int, str | None], PromptScores | None]
+    table: Callable[[S, str], Table]  # the summary as a terminal table (rich: imported where a table is drawn)
+    headline: Callable[[S], list[tuple[str, float | None]]]  # compare's columns, (name, fraction); the last leads
+    scored_groups: Callable[[S], list[str]]  # the groups a summary scored
+    hub: tuple[HubSource, ...] = ()  # every part downloaded by `data fetch`; () when the data is the user's own
+    expected_groups: tuple[str, ...] = ()  # groups a complete run scores (a missing one makes the run partial)
+    # the benchmark's own result files: (run directory, run, summary, examples by id, scores) -> the files written
+    write_files: Callable[[Path, RunMeta, S, Mapping[str, Example], Records], list[Path]] = _no_files
+    own_outputs: tuple[str, ...] = ()  # their names in a run directory (globs allowed): cleared when a run starts
+    judge_mode: JudgeMode = "pairwise"  # how a generative judge scores a prompt
+    # a results file's object (subset scores, e.g. eval-set/<model>.json) -> its summary; None: not this benchmark's
+    results_summary: Callable[[dict[str, Any], str], S | None] | None = None
+    # compare's significance: per-prompt values (n, k) whose group means (and the groups' sizes) `headline_numbers`
+    # turns into the headline numbers (compare's columns, plus any finer ones) exactly as `score` aggregates them;
+    # None where a headline number is no function of group means (RewardBench 2's Ties): no significance test
+    prompt_values: Callable[..., np.ndarray] | None = None  # (records[, threshold=] for a process benchmark)
+    headline_numbers: Callable[[Mapping[str, np.ndarray], Mapping[str, int]], dict[str, np.ndarray]] | None = None
+    # the summary's 95% intervals of the headline numbers (compare's chart, the report page)
+    headline_intervals: Callable[[S], dict[str, Interval]] = field(default=lambda s: {})
+    chart_columns: tuple[str, ...] = ()  # compare's chart: these headline columns (): every one
+    # the report page: the summary as rows, names of a side's responses (RM-Bench styles; empty for one pair) and
+    # the 3x3 matrices drawn as heatmaps (group -> {"matrix", "n"})
+    summary_rows: Callable[[S], tuple[list[str], list[Row]]] = field(default=lambda s: ([], []))
+    response_labels: tuple[str, ...] = ()
+    subgroup_field: str = ""  # what an Example's subgroup is: "subdomain" | "section"; "" when it has none
+    matrices: Callable[[S], dict[str, dict[str, Any]]] = field(default=lambda s: {})
+    # every chosen response is compared with every rejected one (what the report page lists); not RewardBench 2,
+    # which ranks one correct answer among several
+    chosen_vs_rejected: bool = True
+    # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
+    fields: tuple[str, ...] = ()
+    unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
+    # why a later record with an id seen before is left out ("": a repeated id is an error)
+    duplicates: str = ""
+    data_notes: Callable[[Sequence[Example]], list[str]] = field(default=lambda e: [])  # quirks the summary states
+    data_env: str = ""  # an environment variable that names its data directory when --data does not
+    checksums: Mapping[str, str] = field(default_factory=dict)  # file name -> "sha256:<hex>" | "git-sha1:<hex>"
+    # a process benchmark (PRMBench, ProcessBench): each example is one solution's steps, scored by a process model
+    # kind (model_kinds.base.ModelKind.process) into PromptScores.steps, and judged at a threshold by `step_rule`
+    process: bool = False
+    step_rule: StepRule = "above"
+
+    def summary_json(self, summary: S) -> dict[str, Any]:
+        """The summary as its JSON object (the numbers `summary.json` begins with)."""
+        if isinstance(summary, dict):
+            return summary
+        out: dict[str, Any] = msgspec.to_builtins(summary)
+        return out
+
+    def read_summary(self, raw: Mapping[str, Any]) -> S:
+        """The typed summary of a summary object (summary.json, `score --json`); fields of the run are ignored."""
+        if self.summary_type is dict:
+            return dict(raw)  # type: ignore[return-value]
+        return msgspec.convert(raw, self.summary_type)
+
+    def leading(self, summary: S) -> tuple[str, float | None]:
+        """The one number that stands for the run (`suite`, `watch`, a result's `headline`): the last headline
+        column, with its value."""
+        columns = self.headline(summary)
+        return columns[-1] if columns else ("", None)
