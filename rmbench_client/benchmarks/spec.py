@@ -35,9 +35,10 @@ JudgeMode = Literal["pairwise", "rating", "judgebench"]
 StepRule = Literal["above", "not below"]
 
 
-class Summary(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A benchmark's numbers, as `score` returns them and `summary.json` begins: each benchmark's own subclass
-    (fields in the order they are written; a field left at `msgspec.UNSET` is not written)."""
+class Summary(msgspec.Struct, kw_only=True):
+    """A benchmark's numbers, as `score` returns them and `summary.json` begins: each benchmark's own subclass,
+    its fields in the order they are written. A key the summary holds only sometimes is typed `T | UnsetType`
+    with the default `msgspec.UNSET`: left unset, it is not written (and absent, it reads back unset)."""
 
     benchmark: str
 
