@@ -226,13 +226,13 @@ def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) ->
     bench = benchmarks.of_summary(runs[0][1], runs[0][0])
     header, rows = compare_rows(runs)
     paired, why_not = differences.paired_scores(runs, scores)  # the prompts the same in every run
+    intervals = [bench.headline_intervals(bench.read_summary(s)) for _, s in runs]
     if paired is None:
-        return {"header": header, "rows": rows, "intervals": [bench.headline_intervals(bench.read_summary(s)) for _, s in runs],
-                "differences": None, "why_not": why_not}  # fmt: skip
+        return {"header": header, "rows": rows, "intervals": intervals, "differences": None, "why_not": why_not}
     return {
         "header": header,
         "rows": rows,
-        "intervals": [bench.headline_intervals(bench.read_summary(s)) for _, s in runs],
+        "intervals": intervals,
         "differences": differences.differences(runs, paired, seed=seed),
     }
 

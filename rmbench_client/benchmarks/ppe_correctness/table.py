@@ -16,7 +16,9 @@ if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` nev
 
 def correctness_rows(summary: dict) -> tuple[list[str], list[Row]]:
     """Accuracy over the sampled conflict pairs per set (n: rows), then the mean over the sets."""
-    return with_accuracy(group_rows(summary, "sets"), summary, None)
+    ci = summary.get("ci", {})
+    rows = group_rows(summary.get("sets", {}), ci.get("sets", {}), summary.get("n", {}))
+    return with_accuracy(rows, summary.get("accuracy"), ci.get("accuracy"), None)
 
 
 def correctness_table(summary: dict, title: str) -> Table:

@@ -13,7 +13,9 @@ if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` nev
 
 def preference_rows(summary: dict) -> tuple[list[str], list[Row]]:
     """One column, accuracy; a row per category (they overlap), then the accuracy over every battle."""
-    return with_accuracy(group_rows(summary, "categories", "category_n"), summary, sum(summary.get("n", {}).values()))
+    ci = summary.get("ci", {})
+    rows = group_rows(summary.get("categories", {}), ci.get("categories", {}), summary.get("category_n", {}))
+    return with_accuracy(rows, summary.get("accuracy"), ci.get("accuracy"), sum(summary.get("n", {}).values()))
 
 
 def preference_table(summary: dict, title: str) -> Table:

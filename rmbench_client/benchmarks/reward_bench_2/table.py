@@ -16,7 +16,7 @@ def rewardbench2_table(summary: dict, title: str) -> Table:
     from rich.table import Table
 
     table = Table(title=title)
-    subset_rows(table, summary)
+    subset_rows(table, summary["subsets"], summary.get("ci", {}).get("subsets", {}), summary.get("n", {}))
     table.add_row("[bold]score[/bold]", percent(summary["score"], summary.get("ci", {}).get("score")), "")
     ratings = summary.get("ratings")
     if ratings:

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 def rmb_rows(summary: dict) -> tuple[list[str], list[Row]]:
     """One column, accuracy; a row per scenario, per set, then overall."""
-    rows = group_rows(summary, "scenarios") + group_rows(summary, "sets", "set_n", total=True)
+    ci = summary.get("ci", {})
+    rows = group_rows(summary.get("scenarios", {}), ci.get("scenarios", {}), summary.get("n", {}))
+    rows += group_rows(summary.get("sets", {}), ci.get("sets", {}), summary.get("set_n", {}), total=True)
     if "overall" in summary:
         overall = cell_of(summary["overall"], summary.get("ci", {}).get("overall"))
         rows.append({"name": "overall", "values": [overall], "n": None, "total": True})

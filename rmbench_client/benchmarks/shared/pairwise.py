@@ -162,8 +162,8 @@ def pairwise_table(summary: dict, title: str) -> Table:
     from rich.table import Table
 
     table = Table(title=title)
-    subset_rows(table, summary)
     ci = summary.get("ci", {})
+    subset_rows(table, summary["subsets"], ci.get("subsets", {}), summary.get("n", {}))
     n = sum(summary.get("n", {}).values())
     table.add_row("[bold]accuracy[/bold]", percent(summary["accuracy"], ci.get("accuracy")), str(n))
     table.add_row("[bold]macro average[/bold]", percent(summary["macro_accuracy"], ci.get("macro_accuracy")), "")

@@ -3,26 +3,29 @@ rich table that prints them, percent with one decimal and 95% intervals; the sty
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..spec import Row
+from ..spec import Interval, Row
 from .formatting import percent
 
 if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
     from rich.table import Table
 
 
-def cell_of(value: float | None, ci: list[float] | None) -> list[float] | None:
+def cell_of(value: float | None, ci: Interval | None) -> list[float] | None:
+    """A row's cell: [value, low, high], [value] without an interval, None without a value."""
     return None if value is None else [value, *ci] if ci else [value]
 
 
-def group_rows(summary: dict, key: str, n_key: str = "n", total: bool = False) -> list[Row]:
-    """One row per entry of `summary[key]` (subsets, sets, scenarios, categories): its value with the interval
-    `ci[key]` gives it, and its n from `summary[n_key]`."""
-    ci = summary.get("ci", {}).get(key, {})
-    n = summary.get(n_key, {})
-    return [{"name": g, "values": [cell_of(v, ci.get(g))], "n": n.get(g), "total": total}
-            for g, v in summary.get(key, {}).items()]  # fmt: skip
+def group_rows(
+    values: Mapping[str, float | None],
+    ci: Mapping[str, Interval],
+    n: Mapping[str, int],
+    total: bool = False,
+) -> list[Row]:
+    """One row per group (subsets, sets, scenarios, categories): its value with its interval, and its n."""
+    return [{"name": g, "values": [cell_of(v, ci.get(g))], "n": n.get(g), "total": total} for g, v in values.items()]
 
 
 def rich_table(columns: list[str], rows: list[Row], title: str, first: str) -> Table:
@@ -82,19 +85,20 @@ def style_bias_table(summary: dict) -> Table | None:
     return table
 
 
-def subset_rows(table: Table, summary: dict) -> None:
+def subset_rows(table: Table, subsets: Mapping[str, float], ci: Mapping[str, Interval], n: Mapping[str, int]) -> None:
+    """The subset / score / n columns and a row per subset, then a section line."""
     table.add_column("subset")
     table.add_column("score", justify="right")
     table.add_column("n", justify="right")
-    ci = summary.get("ci", {}).get("subsets", {})
-    for name, value in summary["subsets"].items():
-        table.add_row(name, percent(value, ci.get(name)), str(summary.get("n", {}).get(name, "")))
+    for name, value in subsets.items():
+        table.add_row(name, percent(value, ci.get(name)), str(n.get(name, "")))
     table.add_section()
 
 
-def with_accuracy(rows: list[Row], summary: dict, n: int | None) -> tuple[list[str], list[Row]]:
-    """One column, accuracy: `rows`, then the summary's overall accuracy (with its interval) when it has one."""
-    if "accuracy" in summary:
-        cell = cell_of(summary["accuracy"], summary.get("ci", {}).get("accuracy"))
-        rows.append({"name": "accuracy", "values": [cell], "n": n, "total": True})
+def with_accuracy(
+    rows: list[Row], accuracy: float | None, ci: Interval | None, n: int | None
+) -> tuple[list[str], list[Row]]:
+    """One column, accuracy: `rows`, then the overall accuracy (with its interval) when there is one."""
+    if accuracy is not None:
+        rows.append({"name": "accuracy", "values": [cell_of(accuracy, ci)], "n": n, "total": True})
     return ["accuracy"], rows
