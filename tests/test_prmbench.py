@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 import random
 
+import msgspec
 import pytest
 from helpers_cli import cli, one_error_line, rescored, summary
 from helpers_data import rmbench_dir
 
+from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.prmbench import constants as prm_c
 from rmbench_client.benchmarks.prmbench import scoring as prmbench
+from rmbench_client.benchmarks.prmbench.summary import Counts, Cut, PRMBenchSummary
 from rmbench_client.cli.data import inventory
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
@@ -39,24 +42,44 @@ def test_prmscore_by_hand():
         sol("d", "redundency", (1, 1), 0.8, 0.9),  # TP, TP: no erroneous step at all
     ]
     s = prmbench.score(recs, samples=100)
-    assert s["details"]["circular"]["counts"] == {"TP": 1, "FP": 1, "TN": 2, "FN": 1}
+    assert s.details["circular"].counts == Counts(TP=1, FP=1, TN=2, FN=1)
     # circular: F1 = 2PR/(P+R) with P = R = 1/2; negative F1 with P = R = 2/3
-    assert s["classes"]["circular"] == pytest.approx((0.5 + 2 / 3) / 2)
-    assert s["classes"]["multi_solutions"] == pytest.approx(2 / 3)  # F1 alone: P = 1, R = 1/2
+    assert s.classes["circular"] == pytest.approx((0.5 + 2 / 3) / 2)
+    assert s.classes["multi_solutions"] == pytest.approx(2 / 3)  # F1 alone: P = 1, R = 1/2
     # redundency: F1 1, negative F1 upstream's -1 (no erroneous step: 0/0 precision and recall): max(0, 0) = 0
-    assert s["details"]["redundency"]["negative_f1"] == -1.0
-    assert s["classes"]["redundency"] == 0.0
-    assert s["groups"] == pytest.approx({"simplicity": (0.0 + (0.5 + 2 / 3) / 2) / 2, "sensitivity": 2 / 3})
+    assert s.details["redundency"].negative_f1 == -1.0
+    assert s.classes["redundency"] == 0.0
+    assert s.groups == pytest.approx({"simplicity": (0.0 + (0.5 + 2 / 3) / 2) / 2, "sensitivity": 2 / 3})
     # overall over the pooled steps: TP 4, FP 1, TN 2, FN 2
     f1, neg = 2 * 0.8 * (4 / 6) / (0.8 + 4 / 6), 2 * 0.5 * (2 / 3) / (0.5 + 2 / 3)
-    assert s["overall"] == pytest.approx((f1 + neg) / 2)
-    assert s["overall"] != pytest.approx(sum(s["classes"].values()) / 3)  # not the mean of the columns
-    assert s["cut"]["solutions"] == 1 and s["cut"]["steps"] == 1
-    assert s["steps_scored"] == 9
-    lo, hi = s["ci"]["overall"]
-    assert lo <= s["overall"] <= hi
+    assert s.overall == pytest.approx((f1 + neg) / 2)
+    assert s.overall != pytest.approx(sum(s.classes.values()) / 3)  # not the mean of the columns
+    assert isinstance(s.cut, Cut) and s.cut.solutions == 1 and s.cut.steps == 1
+    assert s.steps_scored == 9
+    lo, hi = s.ci.overall
+    assert lo <= s.overall <= hi
     # a lower threshold: every step of "a" is judged correct
-    assert prmbench.score(recs[:1], threshold=0.1, samples=10)["details"]["circular"]["counts"]["FP"] == 2
+    assert prmbench.score(recs[:1], threshold=0.1, samples=10).details["circular"].counts.FP == 2
+
+
+def test_the_summary_round_trips_through_json():
+    """summary.json's object back to the typed summary and out again, key for key and in order; a summary written
+    without its optional `cut` reads back with it unset, and the run's own fields are ignored."""
+    bench = registry.get("prmbench")
+    recs = [sol("a", "circular", (1, 0, 0), 0.9, 0.5, 0.2), sol("b", "circular", (1, 0, 1), 0.4, 0.7),
+            sol("c", "multi_solutions", (1, 1), 0.6, 0.5), sol("d", "deception", (0, 1), 0.8)]  # fmt: skip
+    raw = bench.summary_json(prmbench.score(recs, samples=50))
+    assert list(raw)[-2:] == ["ci", "cut"] and raw["details"]["circular"]["counts"] == {"TP": 1, "FP": 1, "TN": 2,
+                                                                                          "FN": 1}  # fmt: skip
+    assert isinstance(raw["details"]["circular"]["n"], int) and raw["details"]["deception"]["wrong_step_acc"] == 0.0
+    back = bench.read_summary(json.loads(json.dumps(raw | {"seed": 0, "scored": 4})))
+    assert isinstance(back, PRMBenchSummary) and isinstance(back.cut, Cut)
+    assert json.dumps(bench.summary_json(back), indent=2) == json.dumps(raw, indent=2)
+    old = {k: v for k, v in raw.items() if k != "cut"}
+    read = bench.read_summary(json.loads(json.dumps(old)))
+    assert read.cut is msgspec.UNSET and json.dumps(bench.summary_json(read)) == json.dumps(old)
+    assert bench.table(read, "t").caption == "threshold 0.5"
+    assert bench.table(back, "t").caption == "threshold 0.5; 2 solution(s) cut: 2 step(s) not counted"
 
 
 def upstream_counts(labels: list[int], scores: list[float], threshold: float) -> list[int]:
@@ -99,8 +122,8 @@ def test_matches_upstreams_loop_on_random_solutions(threshold):
         total = [a + b for a, b in zip(total, counts, strict=True)]
     s = prmbench.score(recs, threshold=threshold, samples=20)
     for group, counts in by_class.items():
-        assert s["classes"][group] == pytest.approx(upstream_score(counts, group == "multi_solutions")), group
-    assert s["overall"] == pytest.approx(upstream_score(total, False))
+        assert s.classes[group] == pytest.approx(upstream_score(counts, group == "multi_solutions")), group
+    assert s.overall == pytest.approx(upstream_score(total, False))
 
 
 def test_more_scores_than_steps_and_foreign_classes_are_errors():
@@ -135,6 +158,9 @@ def test_baseline_over_every_real_record_rescored(tmp_path):
     assert s["complete"] and s["scored"] == 6211 and s["steps_scored"] == 83456 - 85
     assert s["duplicates"]["ids"][0] == "multi_solutions_prm_test_p2_863"
     assert s["data_notes"][0].startswith("100 solution(s) name an error step past their last step (16 of them")
+    bench = registry.get("prmbench")
+    numbers = bench.summary_json(bench.read_summary(s))  # the typed summary of a real run, back as summary.json has it
+    assert list(numbers) == list(s)[: len(numbers)] and numbers == {k: s[k] for k in numbers}
     lines = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
     total = [0, 0, 0, 0]
     for x in lines:

@@ -7,19 +7,24 @@ from __future__ import annotations
 import json
 import os
 
+import msgspec
 import pytest
 from helpers_cli import cli, one_error_line, rescored, summary
 from hub_standin import serve_hub
 from processbench_fixture import record, write_processbench
 
+from rmbench_client import results
+from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.processbench import constants as pb_c
 from rmbench_client.benchmarks.processbench import scoring as pb
 from rmbench_client.benchmarks.processbench.data import labels_of
+from rmbench_client.benchmarks.processbench.summary import ProcessBenchSummary, Undecided
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report import differences
 from rmbench_client.report.compare import load_runs
+from rmbench_client.results import Estimate
 
 
 def sol(rid: str, label: int, steps: int, *scores: float) -> PromptScores:
@@ -44,15 +49,15 @@ def test_predictions_by_hand_ties_and_cut_scores():
     s = pb.score(recs, samples=200)
     # gsm8k: erroneous 0, 1, 5, 6 -> 1 of 4 matched; correct 2, 3, 4 -> 1 of 3
     acc_e, acc_c = 1 / 4, 1 / 3
-    assert s["details"]["gsm8k"]["error_acc"] == pytest.approx(acc_e)
-    assert s["details"]["gsm8k"]["correct_acc"] == pytest.approx(acc_c)
-    assert s["splits"]["gsm8k"] == pytest.approx(2 * acc_e * acc_c / (acc_e + acc_c))
-    assert s["splits"]["math"] == 0.0  # error acc 1, correct acc 0: F1 0
-    assert s["average_f1"] == pytest.approx((s["splits"]["gsm8k"] + 0.0) / 2)
-    assert s["undecided"]["solutions"] == 2
-    assert s["n"] == {"gsm8k": 7, "math": 2}
-    lo, hi = s["ci"]["splits"]["gsm8k"]
-    assert lo <= s["splits"]["gsm8k"] <= hi
+    assert s.details["gsm8k"].error_acc == pytest.approx(acc_e)
+    assert s.details["gsm8k"].correct_acc == pytest.approx(acc_c)
+    assert s.splits["gsm8k"] == pytest.approx(2 * acc_e * acc_c / (acc_e + acc_c))
+    assert s.splits["math"] == 0.0  # error acc 1, correct acc 0: F1 0
+    assert s.average_f1 == pytest.approx((s.splits["gsm8k"] + 0.0) / 2)
+    assert isinstance(s.undecided, Undecided) and s.undecided.solutions == 2
+    assert s.n == {"gsm8k": 7, "math": 2}
+    lo, hi = s.ci.splits["gsm8k"]
+    assert lo <= s.splits["gsm8k"] <= hi
     # a higher threshold moves the ties: gsm8k-1's 0.5 is now below (predicted 0, still a miss), gsm8k-2 misses
     assert pb.predictions(recs, threshold=0.55)[1].tolist()[:3] == [1, 0, 1]
 
@@ -61,9 +66,32 @@ def test_a_split_without_correct_solutions_has_no_f1_and_the_average_counts_the_
     recs = [sol("omnimath-0", 0, 2, 0.1, 0.9), sol("olympiadbench-0", -1, 2, 0.9, 0.9),
             sol("olympiadbench-1", 1, 2, 0.9, 0.1)]  # fmt: skip
     s = pb.score(recs, samples=50)
-    assert s["splits"] == {"olympiadbench": 1.0, "omnimath": None}
-    assert s["average_f1"] is None  # one split's F1 undefined: so is their mean
+    assert s.splits == {"olympiadbench": 1.0, "omnimath": None}
+    assert s.average_f1 is None  # one split's F1 undefined: so is their mean
     assert dict(pb.headline(s))["gsm8k"] is None
+
+
+def test_the_summary_round_trips_through_json():
+    """summary.json's object back to the typed summary and out again, key for key and in order (an undefined F1
+    and its [None, None] interval too); a summary written without its optional `undecided` reads back with it
+    unset, and the run's own fields are ignored."""
+    bench = registry.get("processbench")
+    recs = [sol("gsm8k-0", 1, 3, 0.9, 0.2, 0.1), sol("gsm8k-1", -1, 3, 0.6, 0.7), sol("gsm8k-2", -1, 2, 0.9, 0.9),
+            sol("omnimath-0", 0, 2, 0.1, 0.9)]  # fmt: skip
+    raw = bench.summary_json(pb.score(recs, samples=50))
+    assert raw["splits"]["omnimath"] is None and raw["ci"]["splits"]["omnimath"] == [None, None]
+    assert raw["details"]["omnimath"] == {"error_acc": 1.0, "correct_acc": None, "erroneous": 1, "correct": 0}
+    assert list(raw)[-2:] == ["ci", "undecided"] and raw["undecided"]["solutions"] == 1
+    back = bench.read_summary(json.loads(json.dumps(raw | {"seed": 0, "complete": True})))
+    assert isinstance(back, ProcessBenchSummary) and isinstance(back.undecided, Undecided)
+    assert json.dumps(bench.summary_json(back), indent=2) == json.dumps(raw, indent=2)
+    assert "omnimath" not in bench.headline_intervals(back) and "average_f1" not in bench.headline_intervals(back)
+    assert results.scores_of(raw, "summary.json").headline == Estimate(None)  # undefined: no value, no interval
+    old = {k: v for k, v in raw.items() if k != "undecided"}
+    read = bench.read_summary(json.loads(json.dumps(old)))
+    assert read.undecided is msgspec.UNSET and json.dumps(bench.summary_json(read)) == json.dumps(old)
+    assert bench.table(read, "t").caption == "threshold 0.5"
+    assert bench.table(back, "t").caption == "threshold 0.5; 1 solution(s) undecided (cut), counted as misses"
 
 
 def test_more_scores_than_steps_is_an_error():
@@ -96,11 +124,14 @@ def test_baseline_run_rescored_and_compared(tmp_path):
     assert lines[0]["benchmark"] == "processbench" and len(lines[0]["step_scores"]) == lines[0]["num_steps"]
     # the summary is what the per-sample lines score to, by hand
     recs = [sol(x["id"], x["label"], x["num_steps"], *x["step_scores"]) for x in lines]
-    assert s["average_f1"] == pytest.approx(pb.score(recs)["average_f1"])
+    assert s["average_f1"] == pytest.approx(pb.score(recs).average_f1)
+    bench = registry.get("processbench")
+    numbers = bench.summary_json(bench.read_summary(s))  # the typed summary of a run, back as summary.json has it
+    assert list(numbers) == list(s)[: len(numbers)] and numbers == {k: s[k] for k in numbers}
     again = rescored(outs[0])
     assert again["splits"] == s["splits"] and again["ci"] == s["ci"]
     lower = json.loads(cli("score", str(outs[0] / "samples.jsonl"), "--json", "--threshold", "0.2").stdout)
-    assert lower["threshold"] == 0.2 and lower["splits"] == pb.score(recs, threshold=0.2)["splits"]
+    assert lower["threshold"] == 0.2 and lower["splits"] == pb.score(recs, threshold=0.2).splits
     proc = cli("compare", str(outs[0]), str(outs[1]), "--format", "csv")
     assert proc.returncode == 0, proc.stderr
     assert "average_f1 diff" in proc.stdout.splitlines()[0]

@@ -3,13 +3,12 @@ model's PRMScore per class, group and overall, as PRMBench's own code computes i
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..spec import Benchmark
 from . import data, files, scoring, table
 from .constants import CHECKSUMS, CLASSES, SOURCE_COMMIT, SOURCE_REPO
+from .summary import PRMBenchSummary
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[PRMBenchSummary] = Benchmark(
     name="prmbench",
     title="PRMBench",
     layout=(
@@ -24,7 +23,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     checksums=CHECKSUMS,
     expected_groups=CLASSES,
     score=scoring.score,
-    summary_type=dict,
+    summary_type=PRMBenchSummary,
     sample_line=files.line,
     read_record=files.read,
     table=table.prmbench_table,
@@ -32,7 +31,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     headline_intervals=scoring.headline_intervals,
     prompt_values=scoring.prompt_values,
     headline_numbers=scoring.headline_numbers,
-    scored_groups=lambda summary: list(summary.get("classes", {})),
+    scored_groups=scoring.scored_groups,
     summary_rows=table.prmbench_rows,
     chosen_vs_rejected=False,
     duplicates="a repeated id: PRMBench's loader keeps the first record of each id",

@@ -30,17 +30,16 @@ Intervals: solutions resampled within each class, 1,000 replicates, every number
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from ... import constants as C
 from ...errors import DataError
 from ...examples import PromptScores
-from ..shared import bootstrap
 from ..shared import steps as S
-from ..spec import Lengths, Records, Samples
+from ..spec import Interval, Lengths, Records, Samples
 from .constants import CLASSES, CORRECT_ONLY, GROUPS
+from .summary import ClassDetail, Counts, Cut, Intervals, PRMBenchSummary
 
 GROUPS = GROUPS
 COUNTS = ("TP", "FP", "TN", "FN")
@@ -95,18 +94,18 @@ def numbers(sums: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     return out
 
 
-def _class_row(total: np.ndarray, n: int) -> dict[str, Any]:
+def _class_row(total: np.ndarray, n: int) -> ClassDetail:
     tp, fp, tn, fn = (int(v) for v in total)
     f1, negative = f1_pair(total.astype(np.float64))
-    return {
-        "n": n,
-        "steps": tp + fp + tn + fn,
-        "counts": dict(zip(COUNTS, (tp, fp, tn, fn), strict=True)),
-        "f1": float(f1),  # upstream's -1 where undefined
-        "negative_f1": float(negative),
-        "correct_step_acc": tp / (tp + fn) if tp + fn else None,
-        "wrong_step_acc": tn / (tn + fp) if tn + fp else None,
-    }
+    return ClassDetail(
+        n=n,
+        steps=tp + fp + tn + fn,
+        counts=Counts(TP=tp, FP=fp, TN=tn, FN=fn),
+        f1=float(f1),  # upstream's -1 where undefined
+        negative_f1=float(negative),
+        correct_step_acc=tp / (tp + fn) if tp + fn else None,
+        wrong_step_acc=tn / (tn + fp) if tn + fp else None,
+    )
 
 
 def score(
@@ -115,7 +114,7 @@ def score(
     samples: Samples = None,
     lengths: Lengths | None = None,
     threshold: float = C.PRM_THRESHOLD,
-) -> dict:
+) -> PRMBenchSummary:
     """Summary: PRMScore per class, group and overall with 95% intervals, each class's counts and F1s, and what was
     left out (steps past a cut)."""
     counts, flat = step_counts(records, threshold)
@@ -128,26 +127,26 @@ def score(
     reps = numbers(S.replicate_sums(counts, groups, seed, samples))
     sizes = {g: groups.count(g) for g in totals}
     cut = np.flatnonzero(flat.scored < flat.labelled)
-    summary: dict[str, Any] = {
-        "benchmark": "prmbench",
-        "threshold": threshold,
-        "classes": {c: float(point[c]) for c in CLASSES if c in totals},
-        "groups": {g: float(point[g]) for g in GROUPS if g in point},
-        "overall": float(point["overall"]),
-        "n": sizes,
-        "details": {c: _class_row(totals[c], sizes[c]) for c in CLASSES if c in totals},
-        "steps_scored": int(counts.sum()),
-        "ci": {
-            "classes": {c: S.interval(reps[c]) for c in totals},
-            "groups": {g: S.interval(reps[g]) for g in GROUPS if g in reps},
-            "overall": S.interval(reps["overall"]),
-        },
-    }
+    summary = PRMBenchSummary(
+        benchmark="prmbench",
+        threshold=threshold,
+        classes={c: float(point[c]) for c in CLASSES if c in totals},
+        groups={g: float(point[g]) for g in GROUPS if g in point},
+        overall=float(point["overall"]),
+        n=sizes,
+        details={c: _class_row(totals[c], sizes[c]) for c in CLASSES if c in totals},
+        steps_scored=int(counts.sum()),
+        ci=Intervals(
+            classes={c: S.bounds(reps[c]) for c in totals},
+            groups={g: S.bounds(reps[g]) for g in GROUPS if g in reps},
+            overall=S.bounds(reps["overall"]),
+        ),
+    )
     if len(cut):
         left = int((flat.labelled - flat.scored)[cut].sum())
-        summary["cut"] = {"solutions": len(cut), "steps": left,
-                          "why": "scores stop before the last step (input cut at the length limit): the steps after "
-                                 "them are not counted, as PRMBench counts only the steps a model scored"}  # fmt: skip
+        summary.cut = Cut(solutions=len(cut), steps=left,
+                          why="scores stop before the last step (input cut at the length limit): the steps after "
+                              "them are not counted, as PRMBench counts only the steps a model scored")  # fmt: skip
     return summary
 
 
@@ -162,12 +161,16 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
     return {name: every[name] for name in (*GROUPS, "overall") if name in every}
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
+def headline_intervals(summary: PRMBenchSummary) -> dict[str, Interval]:
     """The summary's 95% intervals of the same numbers."""
-    return bootstrap.summary_intervals(summary, "groups", {"overall": "overall"})
+    return summary.ci.groups | {"overall": summary.ci.overall}
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: PRMBenchSummary) -> list[tuple[str, float | None]]:
     """compare's columns: Simplicity, Soundness, Sensitivity, then the overall PRMScore."""
-    groups = summary.get("groups", {})
-    return [(g, groups.get(g)) for g in GROUPS] + [("overall", summary.get("overall"))]
+    return [(g, summary.groups.get(g)) for g in GROUPS] + [("overall", summary.overall)]
+
+
+def scored_groups(summary: PRMBenchSummary) -> list[str]:
+    """The error classes the summary scored."""
+    return list(summary.classes)

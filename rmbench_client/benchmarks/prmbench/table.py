@@ -5,38 +5,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ..shared.steps import caption, f1_cell
 from ..shared.tables import cell_of, rich_table
 from ..spec import Row
 from .constants import GROUPS
+from .summary import PRMBenchSummary
 
 if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
     from rich.table import Table
 
 
-def prmbench_rows(summary: dict) -> tuple[list[str], list[Row]]:
+def prmbench_rows(summary: PRMBenchSummary) -> tuple[list[str], list[Row]]:
     """PRMScore, F1 on correct steps, F1 on erroneous steps; a row per error class, per group, then overall."""
-    ci = summary.get("ci", {})
+    ci = summary.ci
     short = {c: s for group in GROUPS.values() for c, s in group.items()}
     rows: list[Row] = []
-    for c, value in summary.get("classes", {}).items():
-        d = summary.get("details", {}).get(c, {})
-        counts = d.get("counts", {})
-        erroneous = counts.get("TN", 0) + counts.get("FP", 0)  # none (multi_solutions): no F1 on erroneous steps
-        negative = f1_cell(d.get("negative_f1")) if erroneous else None
-        values = [cell_of(value, ci.get("classes", {}).get(c)), f1_cell(d.get("f1")), negative]
-        rows.append({"name": f"{c} ({short.get(c, '?')})", "values": values, "n": d.get("n"), "total": False})
-    for g, value in summary.get("groups", {}).items():
-        rows.append({"name": g, "values": [cell_of(value, ci.get("groups", {}).get(g)), None, None], "n": None,
+    for c, value in summary.classes.items():
+        d = summary.details[c]
+        erroneous = d.counts.TN + d.counts.FP  # none (multi_solutions): no F1 on erroneous steps
+        negative = f1_cell(d.negative_f1) if erroneous else None
+        values = [cell_of(value, ci.classes.get(c)), f1_cell(d.f1), negative]
+        rows.append({"name": f"{c} ({short.get(c, '?')})", "values": values, "n": d.n, "total": False})
+    for g, value in summary.groups.items():
+        rows.append({"name": g, "values": [cell_of(value, ci.groups.get(g)), None, None], "n": None,
                      "total": True})  # fmt: skip
-    if "overall" in summary:
-        n = sum(summary.get("n", {}).values())
-        rows.append({"name": "overall", "values": [cell_of(summary["overall"], ci.get("overall")), None, None],
-                     "n": n, "total": True})  # fmt: skip
+    overall = [cell_of(summary.overall, ci.overall), None, None]
+    rows.append({"name": "overall", "values": overall, "n": sum(summary.n.values()), "total": True})
     return ["PRMScore", "F1 correct", "F1 erroneous"], rows
 
 
-def prmbench_table(summary: dict, title: str) -> Table:
+def prmbench_table(summary: PRMBenchSummary, title: str) -> Table:
     table = rich_table(*prmbench_rows(summary), title, "error class / group")
-    table.caption = caption(summary)
+    cut = summary.cut
+    table.caption = caption(summary.threshold, None if cut is msgspec.UNSET else (cut.solutions, cut.steps))
     return table

@@ -3,13 +3,12 @@ a model is right when it finds that step (or none), F1 of the two accuracies per
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..spec import Benchmark, HubSource
 from . import data, files, scoring, table
 from .constants import HUB_REPO, SPLITS
+from .summary import ProcessBenchSummary
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[ProcessBenchSummary] = Benchmark(
     name="processbench",
     title="ProcessBench",
     layout=f"ProcessBench's split files ({', '.join(SPLITS)}; JSON or parquet): a directory",
@@ -20,7 +19,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     hub=(HubSource(HUB_REPO, tuple(f"{split}.json" for split in SPLITS)),),
     expected_groups=SPLITS,
     score=scoring.score,
-    summary_type=dict,
+    summary_type=ProcessBenchSummary,
     sample_line=files.line,
     read_record=files.read,
     table=table.processbench_table,
@@ -28,7 +27,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     headline_intervals=scoring.headline_intervals,
     prompt_values=scoring.prompt_values,
     headline_numbers=scoring.headline_numbers,
-    scored_groups=lambda summary: list(summary.get("splits", {})),
+    scored_groups=scoring.scored_groups,
     summary_rows=table.processbench_rows,
     chosen_vs_rejected=False,
     process=True,

@@ -28,10 +28,10 @@ import numpy as np
 from ... import constants as C
 from ...errors import DataError
 from ...examples import PromptScores
-from ..shared import bootstrap
 from ..shared import steps as S
-from ..spec import Lengths, Records, Samples
+from ..spec import Interval, Lengths, Records, Samples
 from .constants import SPLITS
+from .summary import Intervals, ProcessBenchSummary, SplitDetail, Undecided
 
 SPLITS = SPLITS
 VALUES = ("erroneous", "erroneous_matched", "correct", "correct_matched")
@@ -94,7 +94,7 @@ def score(
     samples: Samples = None,
     lengths: Lengths | None = None,
     threshold: float = C.PRM_THRESHOLD,
-) -> dict:
+) -> ProcessBenchSummary:
     """Summary: per split the error and correct accuracies and their F1, the average F1, 95% intervals."""
     groups = [r.group for r in records]
     unknown = sorted(set(groups) - set(SPLITS))
@@ -106,32 +106,32 @@ def score(
     point = {s: _f1(v) for s, v in totals.items()}
     reps = numbers(S.replicate_sums(values, groups, seed, samples))
     average = numbers(totals)["average_f1"]
-    summary: dict[str, Any] = {
-        "benchmark": "processbench",
-        "threshold": threshold,
-        "splits": {s: _num(point[s]["f1"]) for s in SPLITS if s in point},
-        "average_f1": _num(average),
-        "n": {s: groups.count(s) for s in SPLITS if s in totals},
-        "details": {
-            s: {
-                "error_acc": _num(point[s]["error_acc"]),
-                "correct_acc": _num(point[s]["correct_acc"]),
-                "erroneous": int(totals[s][0]),
-                "correct": int(totals[s][2]),
-            }
+    summary = ProcessBenchSummary(
+        benchmark="processbench",
+        threshold=threshold,
+        splits={s: _num(point[s]["f1"]) for s in SPLITS if s in point},
+        average_f1=_num(average),
+        n={s: groups.count(s) for s in SPLITS if s in totals},
+        details={
+            s: SplitDetail(
+                error_acc=_num(point[s]["error_acc"]),
+                correct_acc=_num(point[s]["correct_acc"]),
+                erroneous=int(totals[s][0]),
+                correct=int(totals[s][2]),
+            )
             for s in SPLITS
             if s in point
-        },  # fmt: skip
-        "ci": {
-            "splits": {s: S.interval(reps[s]) for s in SPLITS if s in reps},
-            "average_f1": S.interval(reps["average_f1"]),
-        },  # fmt: skip
-    }
+        },
+        ci=Intervals(
+            splits={s: S.interval(reps[s]) for s in SPLITS if s in reps},
+            average_f1=S.interval(reps["average_f1"]),
+        ),
+    )
     undecided = int((predicted == -2).sum())
     if undecided:
-        summary["undecided"] = {"solutions": undecided,
-                                "why": "scores stop before any step is scored below the threshold (input cut at the "
-                                       "length limit): no prediction, counted as a miss"}  # fmt: skip
+        summary.undecided = Undecided(solutions=undecided,
+                                      why="scores stop before any step is scored below the threshold (input cut at "
+                                          "the length limit): no prediction, counted as a miss")  # fmt: skip
     return summary
 
 
@@ -140,12 +140,16 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
     return numbers(S.from_means(means, sizes))
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
-    """The summary's 95% intervals of the same numbers."""
-    return bootstrap.summary_intervals(summary, "splits", {"average_f1": "average_f1"})
+def headline_intervals(summary: ProcessBenchSummary) -> dict[str, Interval]:
+    """The summary's 95% intervals of the same numbers (none where the number is undefined in every replicate)."""
+    return S.defined(summary.ci.splits | {"average_f1": summary.ci.average_f1})
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: ProcessBenchSummary) -> list[tuple[str, float | None]]:
     """compare's columns: the four splits' F1, then their average."""
-    splits = summary.get("splits", {})
-    return [(s, splits.get(s)) for s in SPLITS] + [("average_f1", summary.get("average_f1"))]
+    return [(s, summary.splits.get(s)) for s in SPLITS] + [("average_f1", summary.average_f1)]
+
+
+def scored_groups(summary: ProcessBenchSummary) -> list[str]:
+    """The splits the summary scored."""
+    return list(summary.splits)

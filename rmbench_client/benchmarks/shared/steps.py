@@ -13,7 +13,7 @@ import numpy as np
 from ... import constants as C
 from ...errors import DataError
 from ...examples import PromptScores
-from ..spec import StepRule
+from ..spec import Interval, StepRule
 from .lines import floats
 
 
@@ -87,8 +87,14 @@ def interval(replicates: np.ndarray) -> list[float | None]:
     finite = replicates[np.isfinite(replicates)]
     if not len(finite):
         return [None, None]
+    lo, hi = bounds(finite)
+    return [lo, hi]
+
+
+def bounds(replicates: np.ndarray) -> Interval:
+    """The 95% percentile interval of a number defined in every replicate (PRMBench's: an undefined F1 is -1)."""
     tail = (1.0 - C.CONFIDENCE) / 2.0 * 100.0
-    lo, hi = np.percentile(finite, [tail, 100.0 - tail])
+    lo, hi = np.percentile(replicates, [tail, 100.0 - tail])
     return [float(lo), float(hi)]
 
 
@@ -117,13 +123,25 @@ def f1_cell(value: float | None) -> list[float] | None:
     return None if value is None or value < 0 else [value]
 
 
-def caption(summary: dict) -> str:
-    """A process benchmark's table caption: the threshold, and the solutions cut or left undecided."""
-    parts = [f"threshold {summary.get('threshold', C.PRM_THRESHOLD)}"]
-    if "cut" in summary:
-        parts.append(f"{summary['cut']['solutions']} solution(s) cut: {summary['cut']['steps']} step(s) not counted")
-    if "undecided" in summary:
-        parts.append(f"{summary['undecided']['solutions']} solution(s) undecided (cut), counted as misses")
+def known(interval: Sequence[float | None]) -> Interval | None:
+    """An interval with its bounds; None for one without (a number undefined in every replicate)."""
+    lo, hi = interval
+    return None if lo is None or hi is None else [lo, hi]
+
+
+def defined(intervals: Mapping[str, Sequence[float | None]]) -> dict[str, Interval]:
+    """The intervals with bounds, by name (ProcessBench's F1 of a split of one kind has none)."""
+    return {name: bounds for name, interval in intervals.items() if (bounds := known(interval)) is not None}
+
+
+def caption(threshold: float, cut: tuple[int, int] | None = None, undecided: int | None = None) -> str:
+    """A process benchmark's table caption: the threshold, and the solutions cut (with the steps not counted) or
+    left undecided."""
+    parts = [f"threshold {threshold}"]
+    if cut is not None:
+        parts.append(f"{cut[0]} solution(s) cut: {cut[1]} step(s) not counted")
+    if undecided is not None:
+        parts.append(f"{undecided} solution(s) undecided (cut), counted as misses")
     return "; ".join(parts)
 
 
