@@ -43,9 +43,11 @@ stop: install
 	$(BIN)/rmbench-client stop
 
 lint: install
-	$(BIN)/ruff check rmbench_client tests servers bench
-	$(BIN)/ruff format --check rmbench_client tests servers bench
+	$(BIN)/ruff check rmbench_client tests servers bench examples
+	$(BIN)/ruff format --check rmbench_client tests servers bench examples
 	$(BIN)/mypy
+	@# the example plug-in by its own settings (mypy --strict), as a package of its own is checked
+	$(BIN)/mypy --config-file examples/benchmark-plugin/pyproject.toml examples/benchmark-plugin
 
 test: install chromium
 	$(BIN)/pytest -q

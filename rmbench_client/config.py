@@ -266,10 +266,12 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         return super().from_data(data)
 
     def __post_init__(self) -> None:
-        from .benchmarks.registry import names  # the registry, imported late: it pulls in every benchmark's modules
+        from .benchmarks.registry import get  # the registry, imported late: it pulls in every benchmark's modules
 
-        if self.benchmark not in names():
-            raise ValueError(f"unknown benchmark {self.benchmark!r} (known: {', '.join(names())})")
+        try:
+            get(self.benchmark)
+        except ConfigError as exc:  # an unknown name, or a plug-in's that failed to load: says why
+            raise ValueError(str(exc)) from None
         missing = [r for r in self.roles_used() if r not in self.roles]
         if missing:
             raise ValueError(f"type {self.type!r} needs roles {', '.join(missing)} under 'roles'")

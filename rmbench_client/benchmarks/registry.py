@@ -28,7 +28,7 @@ from . import (
     rm_bench,
     rmb,
 )
-from .spec import Benchmark
+from .spec import Benchmark, Summary
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,9 @@ def _problem(bench: object, where: str, taken: Mapping[str, str]) -> str | None:
         return f"{where}: benchmark name {bench.name!r} is not lowercase letters, digits and '-'"
     if bench.name in taken:
         return f"{where}: benchmark {bench.name!r} is already registered by {taken[bench.name]}"
+    kind = bench.summary_type
+    if kind is not dict and not (isinstance(kind, type) and issubclass(kind, Summary)):
+        return f"{where}: its summary_type {kind!r} is not a subclass of rmbench_client.benchmarks.spec.Summary"
     return None
 
 
@@ -82,7 +85,8 @@ def _registered() -> tuple[dict[str, Benchmark[Any]], dict[str, str]]:
         found[bench.name], owner[bench.name] = bench, "rmbench-client"
     broken: dict[str, str] = {}
     for entry in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
-        where = f"plug-in {entry.name} ({entry.value}{f', {entry.dist.name}' if entry.dist else ''})"
+        package = f" in {entry.dist.name} {entry.dist.version}" if entry.dist else ""
+        where = f"plug-in {entry.name} ({entry.value}{package})"
         try:
             loaded = _load(entry)
         except Exception as exc:  # a plug-in's bug is its own: the other benchmarks still work
@@ -90,14 +94,22 @@ def _registered() -> tuple[dict[str, Benchmark[Any]], dict[str, str]]:
             continue
         problem = _problem(loaded, where, owner)
         if problem is None and isinstance(loaded, Benchmark) and loaded.name != entry.name:
+            # the entry point's name is all a plug-in that fails to import can be asked for by: the two must agree
             problem = f"{where}: its entry point is named {entry.name!r} but its benchmark {loaded.name!r}"
         if problem is not None or not isinstance(loaded, Benchmark):
             broken[entry.name] = problem or where
+            if isinstance(loaded, Benchmark):  # asked for by the benchmark's own name, the answer is the same
+                broken.setdefault(loaded.name, broken[entry.name])
             continue
         found[loaded.name], owner[loaded.name] = loaded, where
-    for why in broken.values():
+    for why in dict.fromkeys(broken.values()):
         log.warning("%s", why)
     return found, broken
+
+
+def reload() -> None:
+    """Read the plug-ins again on the next question (a package installed or put on sys.path since the last read)."""
+    _registered.cache_clear()
 
 
 def names() -> tuple[str, ...]:

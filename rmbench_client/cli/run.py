@@ -46,7 +46,8 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
         p.add_argument("--out", metavar="DIR", help="the model's directory, one run directory per benchmark in it "
                        "(default: runs/<model>)")  # fmt: skip
     else:
-        p.add_argument("--benchmark", choices=benchmarks.names(), help="default: rm-bench")
+        # not argparse's choices: the config names a plug-in that failed to load, and why
+        p.add_argument("--benchmark", metavar="NAME", help=f"default: rm-bench; known: {', '.join(benchmarks.names())}")
         p.add_argument("--data", metavar="PATH", help="dataset file or directory "
                        "(default: $RMBENCH_DATA_DIR, else data/<benchmark>, else the hub)")  # fmt: skip
         p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>/<benchmark>)")
