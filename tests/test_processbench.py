@@ -12,14 +12,13 @@ from helpers_cli import cli, one_error_line, rescored, summary
 from hub_standin import serve_hub
 from processbench_fixture import record, write_processbench
 
+from rmbench_client import comparison
 from rmbench_client.benchmarks.processbench import constants as pb_c
 from rmbench_client.benchmarks.processbench import scoring as pb
 from rmbench_client.benchmarks.processbench.data import labels_of
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.report import differences
-from rmbench_client.report.compare import load_runs
 
 
 def sol(rid: str, label: int, steps: int, *scores: float) -> PromptScores:
@@ -104,13 +103,13 @@ def test_baseline_run_rescored_and_compared(tmp_path):
     proc = cli("compare", str(outs[0]), str(outs[1]), "--format", "csv")
     assert proc.returncode == 0, proc.stderr
     assert "average_f1 diff" in proc.stdout.splitlines()[0]
-    runs = load_runs([str(o) for o in outs])
-    paired, notes = differences.load_samples(runs, [str(o) for o in outs])
+    runs = comparison.load_runs(outs)
+    paired, notes = comparison.load_samples(runs)
     assert paired is not None and notes == []
-    diffs = differences.differences(runs, paired)["differences"][0]
+    diffs = comparison.differences(runs, paired).differences[0]
     assert set(diffs) == {"gsm8k", "math", "olympiadbench", "omnimath", "average_f1"}
-    assert diffs["average_f1"]["diff"] == pytest.approx(summary(outs[1])["average_f1"] - s["average_f1"])
-    assert 0 < diffs["average_f1"]["p"] <= 1
+    assert diffs["average_f1"].value == pytest.approx(summary(outs[1])["average_f1"] - s["average_f1"])
+    assert 0 < diffs["average_f1"].p <= 1
 
 
 def test_bad_input_is_one_error_line(tmp_path):
