@@ -18,10 +18,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import constants as C
 from .config import MAIN_ROLE, RunConfig, validated
 from .config import load_config as _load_yaml_config
 from .errors import ConfigError, DataError
 from .results import BenchmarkResult, Comparison, Estimate, Scores, SuiteResult, result_of, scores_of
+from .summary import read_summary
 from .trackers import Tracker, log_result
 
 ConfigSource = RunConfig | str | Path | Mapping[str, Any]
@@ -260,27 +262,37 @@ def rescore(
     if not files:
         raise DataError("rescore needs at least one score file")
     summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
-    return scores_of(summary, ", ".join(map(str, files)))
+    return scores_of(read_summary(summary, ", ".join(map(str, files))))
 
 
-def compare(runs: Sequence[str | Path]) -> Comparison:
-    """Runs of one benchmark (run directories or summary files) side by side: compare's headline numbers with
-    their intervals, and whether each run is complete.
+def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comparison:
+    """Runs of one benchmark (run directories or summary files; the first is the reference) side by side, as
+    `rmbench-client compare` shows them: compare's headline numbers with their intervals, whether each run is
+    complete, and each later run's paired differences against the first (with their 95% intervals and p-values;
+    `seed`: the resampling's) where its samples.jsonl allows the test.
 
     Raises:
+        TypeError: `runs` is one path, not a sequence of them.
         DataError: a path is no run, or the runs are of different benchmarks.
     """
-    from .report.compare import load_runs
+    from .comparison import compared, load_runs, notes
 
-    loaded = load_runs([str(r) for r in runs])
-    scores = [scores_of(summary, name) for name, summary in loaded]
+    if isinstance(runs, str | Path):
+        raise TypeError(f"compare takes a sequence of runs, not one path: compare([{str(runs)!r}, ...])")
+    loaded = load_runs(list(runs))
+    paired, why_not = compared(loaded, seed=seed)
+    scores = [scores_of(run.summary) for run in loaded]
     columns = tuple(dict.fromkeys(c for s in scores for c, e in s.headlines.items() if e.value is not None))
     return Comparison(
         benchmark=scores[0].benchmark,
         columns=columns,
-        models=tuple(name for name, _ in loaded),
+        models=tuple(run.name for run in loaded),
         rows=tuple({c: s.headlines.get(c, Estimate(None)) for c in columns} for s in scores),
-        complete=tuple(bool(summary.get("complete")) for _, summary in loaded),
+        complete=tuple(bool(run.summary.info.complete) for run in loaded),
+        differences=paired.differences if paired else (),
+        shared=paired.shared if paired else None,
+        left_out=paired.left_out if paired else (),
+        notes=(*notes(loaded), *why_not),
     )
 
 

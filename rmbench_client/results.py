@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from . import constants as C
-from .benchmarks import registry as benchmarks
+from .comparison import Difference
 from .errors import DataError
+from .summary import RunSummary, load_json, read_summary
 
 
 @dataclass(frozen=True)
@@ -113,13 +114,24 @@ class SuiteResult:
 @dataclass(frozen=True)
 class Comparison:
     """Runs of one benchmark side by side: `columns` (compare's headline numbers) and one row per run (`models`,
-    in order) of those numbers with their intervals, and whether each run is complete."""
+    in order) of those numbers with their intervals, and whether each run is complete.
+
+    `differences`: per run after the first (`models[1:]`), each headline number's paired `Difference` against the
+    first run (value, 95% interval, p-value, significant), over the `shared` prompts every run scored with the
+    same text; empty when they are not tested (one run, a run without its samples.jsonl, a benchmark whose
+    headline numbers are no means over prompts, runs over different data). `left_out`: per run, its scored
+    prompts left out of them. `notes`: what `compare` notes under its table (why numbers are not comparable, what
+    was left out of the differences or why they are not tested)."""
 
     benchmark: str
     columns: tuple[str, ...]
     models: tuple[str, ...]
     rows: tuple[Mapping[str, Estimate], ...]
     complete: tuple[bool, ...]
+    differences: tuple[Mapping[str, Difference], ...] = ()
+    shared: int | None = None
+    left_out: tuple[int, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def _estimate(value: Any, interval: Any) -> Estimate:
@@ -129,15 +141,11 @@ def _estimate(value: Any, interval: Any) -> Estimate:
     return Estimate(number)
 
 
-def scores_of(summary: Mapping[str, Any], where: str) -> Scores:
-    """The typed numbers of a summary object (a run's or a re-scoring's); DataError naming `where` when it is no
-    benchmark's summary."""
-    raw = dict(summary)
-    bench = benchmarks.of_summary(raw, where)
-    numbers = bench.read_summary(raw)
-    intervals = bench.headline_intervals(numbers)
-    headlines = {name: _estimate(value, intervals.get(name)) for name, value in bench.headline(numbers)}
-    columns, rows = bench.summary_rows(numbers)
+def scores_of(summary: RunSummary) -> Scores:
+    """The typed numbers of a summary (a run's or a re-scoring's)."""
+    intervals = summary.intervals()
+    headlines = {name: _estimate(value, intervals.get(name)) for name, value in summary.headline()}
+    columns, rows = summary.bench.summary_rows(summary.numbers)
     groups = []
     for row in rows:
         numbers = {}
@@ -145,14 +153,14 @@ def scores_of(summary: Mapping[str, Any], where: str) -> Scores:
             values = list(cell) if isinstance(cell, list | tuple) else [cell]  # [value] or [value, low, high]
             numbers[col] = _estimate(values[0], values[1:3])
         groups.append(Group(str(row["name"]), numbers, row.get("n"), bool(row.get("total"))))
-    name = next(reversed(headlines), "")  # the last headline column, as `suite` shows it
+    name, _ = summary.leading()  # as `suite` shows it
     return Scores(
-        benchmark=bench.name,
+        benchmark=summary.bench.name,
         headline_name=name,
         headline=headlines.get(name, Estimate(None)),
         headlines=headlines,
         groups=tuple(groups),
-        summary=raw,
+        summary=dict(summary.raw),
     )
 
 
@@ -160,7 +168,7 @@ def _failures(run_dir: Path) -> dict[str, str]:
     path = run_dir / C.FAILURES_FILE
     if not path.is_file():
         return {}
-    out = {}
+    out: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             rec = json.loads(line)
@@ -172,7 +180,8 @@ def result_of(
     run_dir: Path, summary: Mapping[str, Any], failures: Mapping[str, str] | None = None, sent: int = 0
 ) -> BenchmarkResult:
     """The typed result of a run directory whose summary is `summary`."""
-    scores = scores_of(summary, str(run_dir / C.SUMMARY_FILE))
+    view = read_summary(summary, str(run_dir / C.SUMMARY_FILE))
+    scores, info = scores_of(view), view.info
     return BenchmarkResult(
         benchmark=scores.benchmark,
         headline_name=scores.headline_name,
@@ -180,14 +189,14 @@ def result_of(
         headlines=scores.headlines,
         groups=scores.groups,
         summary=scores.summary,
-        model=str(summary.get("model", "")),
+        model=info.model,
         run_dir=run_dir,
-        complete=bool(summary.get("complete")),
-        partial=tuple(summary.get("partial", ())),
-        prompts=int(summary.get("prompts", 0)),
-        scored=int(summary.get("scored", 0)),
+        complete=bool(info.complete),
+        partial=tuple(info.partial),
+        prompts=info.prompts or 0,
+        scored=info.scored or 0,
         failures=dict(failures if failures is not None else _failures(run_dir)),
-        aborted=summary.get("aborted"),
+        aborted=info.aborted or None,
         sent=sent,
     )
 
@@ -202,11 +211,9 @@ def load_result(run_dir: str | Path) -> BenchmarkResult:
     path = Path(run_dir)
     file = path / C.SUMMARY_FILE
     try:
-        summary = json.loads(file.read_text(encoding="utf-8"))
+        summary = load_json(file)
     except FileNotFoundError:
         raise DataError(f"{path}: not a run directory (no {C.SUMMARY_FILE})") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{file}: not a readable summary ({exc})") from None
     if not isinstance(summary, dict):
         raise DataError(f"{file}: not a summary object")
     return result_of(path, summary)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
 import orjson
 
 from . import constants as C
@@ -34,7 +35,7 @@ from .model_kinds.base import ModelKind, Unit
 from .progress import ProgressBar
 from .run_directory import RunDirectory
 from .score_store import OpenRun, ScoreStore, UnitKeys
-from .summary import RunFacts, finish_summary
+from .summary import RunFacts, run_info
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class Outcome:
 @dataclass
 class RunResult:
     out_dir: Path
-    summary: dict
+    summary: dict[str, Any]  # what summary.json holds
     failures: dict[str, str]
     sent_sequences: int = 0
     aborted: str | None = None
@@ -313,12 +314,13 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
 
 def write_outputs(
     run_dir: RunDirectory,
-    bench: Benchmark,
+    bench: Benchmark[Any],
     facts: RunFacts,
     by_id: dict[str, PromptScores],
     heatmaps: bool = True,
-) -> dict:
-    """samples.jsonl in dataset order, failures.jsonl, summary.json and the benchmark's own files."""
+) -> dict[str, Any]:
+    """samples.jsonl in dataset order, failures.jsonl, summary.json (the benchmark's numbers, then the run's
+    facts) and the benchmark's own files; summary.json's object."""
     examples = {ex.id: ex for ex in facts.examples}
     scores = [by_id[ex.id] for ex in facts.examples if ex.id in by_id]
     run_dir.write_text(C.SAMPLES_FILE, (sample_line(bench, examples[s.id], s) for s in scores))
@@ -328,12 +330,13 @@ def write_outputs(
     options = {"threshold": facts.cfg.prm.threshold} if bench.process else {}  # a process benchmark's only option
     numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options) if scores else None
     head = bench.summary_json(numbers) if numbers is not None else {"benchmark": bench.name}
-    summary = finish_summary(dict(head), facts, len(scores))
+    info = run_info(facts, len(scores))
     if facts.cfg.type == "judge":
         from .model_kinds.judge_answers import run_cost  # a judge run has the HTTP stack loaded already
 
         if (spent := run_cost(s.details for s in scores)) is not None:
-            summary["judge_cost"] = spent  # what the judge spent on the verdicts in this result (reused ones too)
+            info.judge_cost = spent  # what the judge spent on the verdicts in this result (reused ones too)
+    summary: dict[str, Any] = head | msgspec.to_builtins(info)
     run_dir.write_json(C.SUMMARY_FILE, summary)
     if numbers is not None:
         cfg = facts.cfg

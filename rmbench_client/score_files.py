@@ -87,7 +87,7 @@ def read_scores(paths: Iterable[str | Path], domain: str | None = None) -> tuple
 
 def summarize(
     paths: Iterable[str | Path], domain: str | None = None, seed: int = 0, threshold: float | None = None
-) -> dict:
+) -> dict[str, Any]:
     """The summary of the files: per-prompt scores re-scored (a process benchmark's at `threshold`, default
     constants.PRM_THRESHOLD), or results files' subset scores."""
     files = [Path(p) for p in paths]

@@ -2,8 +2,8 @@
 servers, one run directory per benchmark under the model's directory, and the model-card table of their headline
 numbers (`suite.md`, `suite.json` in the model's directory).
 
-A benchmark's headline number is the last of its `headline` columns (compare's: RM-Bench's overall avg,
-RewardBench's and RewardBench 2's score, the pairwise macro accuracy) with its 95% interval from
+A benchmark's headline number is its `Benchmark.leading` number, the last of its `headline` columns (compare's:
+RM-Bench's overall avg, RewardBench's and RewardBench 2's score, the pairwise macro accuracy) with its 95% interval from
 `headline_intervals`; a benchmark added to the registry joins the suite with no change here. Each run is resumable
 as every run is (its score store), so a suite run again sends only what is missing.
 """
@@ -23,6 +23,7 @@ from .config import RunConfig
 from .datasets import data_folder
 from .errors import DataError
 from .run_directory import write_atomic
+from .summary import RunSummary, load_summary
 
 SUITE_JSON = "suite.json"
 SUITE_MD = "suite.md"
@@ -86,38 +87,35 @@ def run_suite(
     return write_suite(model_dir(base), base.model, [p.name for p in planned], missing, errors)
 
 
-def _summary(run_dir: Path) -> dict[str, Any] | None:
-    with contextlib.suppress(OSError, ValueError):
-        found = json.loads((run_dir / C.SUMMARY_FILE).read_text(encoding="utf-8"))
-        return found if isinstance(found, dict) else None
+def _summary(run_dir: Path) -> RunSummary | None:
+    """The run directory's summary; None where there is none this version can read."""
+    with contextlib.suppress(OSError, DataError):
+        return load_summary(run_dir / C.SUMMARY_FILE)
     return None
 
 
-def cell(run_dir: Path, name: str) -> dict[str, Any]:
+def cell(run_dir: Path) -> dict[str, Any]:
     """A benchmark's entry in the table, from its run directory's summary: status complete | partial | missing."""
     summary = _summary(run_dir)
-    if summary is None or not summary.get("scored"):
+    if summary is None or not summary.info.scored:
         return {"status": "missing", "why": f"no scored run in {run_dir}"}
-    bench = benchmarks.get(name)
-    numbers = bench.read_summary(summary)
-    columns = bench.headline(numbers)
-    headline, value = columns[-1] if columns else ("", None)
-    interval = bench.headline_intervals(numbers).get(headline)
+    headline, value = summary.leading()
+    info = summary.info
     out = {
-        "status": "complete" if summary.get("complete") else "partial",
+        "status": "complete" if info.complete else "partial",
         "headline": headline,
         "value": value,
-        "ci": interval,
+        "ci": summary.intervals().get(headline),
         "run_dir": str(run_dir),
     }
-    if not summary.get("complete"):
-        out["why"] = "; ".join(summary.get("partial", [])) or "incomplete"
+    if not info.complete:
+        out["why"] = "; ".join(info.partial) or "incomplete"
     return out
 
 
 def model_row(directory: Path, names: Sequence[str]) -> dict[str, Any]:
     """One model's row: each named benchmark's cell from directory/<benchmark>."""
-    return {name: cell(directory / name, name) for name in names}
+    return {name: cell(directory / name) for name in names}
 
 
 def write_suite(
@@ -189,7 +187,7 @@ def _percent(value: float | None) -> str:
 
 def format_cell(c: dict[str, Any]) -> str:
     if c["status"] in ("missing", "error"):
-        return c["status"]
+        return str(c["status"])
     text = _percent(c["value"])
     if c.get("ci"):
         lo, hi = c["ci"]

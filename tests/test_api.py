@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import inspect
+import io
 import json
 import socket
 import subprocess
@@ -49,6 +51,42 @@ def test_rescore_and_compare_read_what_the_run_wrote(tmp_path):
     table = rmb.compare([first.run_dir, second.run_dir])
     assert table.benchmark == "rm-bench" and table.complete == (False, False)
     assert [row["avg"] for row in table.rows] == [first.headlines["avg"], second.headlines["avg"]]
+
+
+def test_compare_returns_the_paired_differences_the_cli_prints(tmp_path):
+    data = require_rmbench()
+    first, second = (rmb.evaluate({"model": model, "benchmark": "rm-bench"}, data=data, out=tmp_path / name, limit=30)
+                     for name, model in (("a", "baseline:random"), ("b", "baseline:longer")))  # fmt: skip
+    table = rmb.compare([first.run_dir, second.run_dir], seed=3)
+    proc = cli("compare", str(first.run_dir), str(second.run_dir), "--format", "csv", "--seed", "3")
+    assert proc.returncode == 0, proc.stderr
+    _, printed = csv.DictReader(io.StringIO(proc.stdout))
+    (diffs,) = table.differences  # the second run against the first
+    assert table.models == ("baseline:random", "baseline:longer") and table.shared == 30 and table.left_out == (0, 0)
+    assert list(diffs) == list(table.columns)  # every headline number tested
+    for name, d in diffs.items():
+        cells = [f"{100 * d.value:.2f}", f"{100 * d.low:.2f}", f"{100 * d.high:.2f}", f"{d.p:.4g}"]
+        assert [printed[f"{name} {k}"] for k in ("diff", "low", "high", "p")] == cells, name
+        assert printed[f"{name} significant"] == ("yes" if d.significant else "no") and d.significant == (d.p < 0.05)
+    avg = diffs["avg"]
+    assert avg.value == pytest.approx(second.headline.value - first.headline.value)
+    assert avg.low <= avg.value <= avg.high and 0 < avg.p <= 1
+    said = " ".join(proc.stderr.split())  # the CLI's notes, as its console wraps them
+    assert table.notes and all(f"note: {note}" in said for note in table.notes)  # both runs are partial (--limit)
+    alone = rmb.compare([first.run_dir])
+    assert (alone.differences, alone.shared, alone.left_out) == ((), None, ())
+    bare = tmp_path / "bare"  # a summary without its samples.jsonl: the numbers, no test, and why
+    bare.mkdir()
+    (bare / "summary.json").write_bytes((second.run_dir / "summary.json").read_bytes())
+    untested = rmb.compare([first.run_dir, bare / "summary.json"])
+    assert untested.rows == table.rows and untested.differences == () and untested.shared is None
+    assert any("no samples.jsonl beside" in note for note in untested.notes)
+
+
+def test_compare_refuses_one_path_for_a_sequence(tmp_path):
+    for one in (str(tmp_path), tmp_path):
+        with pytest.raises(TypeError, match="a sequence of runs, not one path"):
+            rmb.compare(one)
 
 
 def test_the_async_form_runs_inside_an_event_loop(tmp_path):

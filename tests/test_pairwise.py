@@ -158,7 +158,8 @@ def test_longer_baseline_run_with_mapped_fields_rescores(tmp_path, capsys):
 
 
 def test_compare_two_runs_by_subset_accuracy_and_macro(tmp_path):
-    from rmbench_client.report.compare import load_runs, render
+    from rmbench_client.comparison import load_runs
+    from rmbench_client.report.compare import render
 
     dirs = []
     for name, recs in (

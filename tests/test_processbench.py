@@ -13,7 +13,7 @@ from helpers_cli import cli, one_error_line, rescored, summary
 from hub_standin import serve_hub
 from processbench_fixture import record, write_processbench
 
-from rmbench_client import results
+from rmbench_client import comparison, results
 from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.processbench import constants as pb_c
 from rmbench_client.benchmarks.processbench import scoring as pb
@@ -22,9 +22,8 @@ from rmbench_client.benchmarks.processbench.summary import ProcessBenchSummary, 
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.report import differences
-from rmbench_client.report.compare import load_runs
 from rmbench_client.results import Estimate
+from rmbench_client.summary import read_summary
 
 
 def sol(rid: str, label: int, steps: int, *scores: float) -> PromptScores:
@@ -86,7 +85,8 @@ def test_the_summary_round_trips_through_json():
     assert isinstance(back, ProcessBenchSummary) and isinstance(back.undecided, Undecided)
     assert json.dumps(bench.summary_json(back), indent=2) == json.dumps(raw, indent=2)
     assert "omnimath" not in bench.headline_intervals(back) and "average_f1" not in bench.headline_intervals(back)
-    assert results.scores_of(raw, "summary.json").headline == Estimate(None)  # undefined: no value, no interval
+    undefined = results.scores_of(read_summary(raw, "summary.json")).headline
+    assert undefined == Estimate(None)  # no value, no interval
     old = {k: v for k, v in raw.items() if k != "undecided"}
     read = bench.read_summary(json.loads(json.dumps(old)))
     assert read.undecided is msgspec.UNSET and json.dumps(bench.summary_json(read)) == json.dumps(old)
@@ -135,13 +135,13 @@ def test_baseline_run_rescored_and_compared(tmp_path):
     proc = cli("compare", str(outs[0]), str(outs[1]), "--format", "csv")
     assert proc.returncode == 0, proc.stderr
     assert "average_f1 diff" in proc.stdout.splitlines()[0]
-    runs = load_runs([str(o) for o in outs])
-    paired, notes = differences.load_samples(runs, [str(o) for o in outs])
+    runs = comparison.load_runs(outs)
+    paired, notes = comparison.load_samples(runs)
     assert paired is not None and notes == []
-    diffs = differences.differences(runs, paired)["differences"][0]
+    diffs = comparison.differences(runs, paired).differences[0]
     assert set(diffs) == {"gsm8k", "math", "olympiadbench", "omnimath", "average_f1"}
-    assert diffs["average_f1"]["diff"] == pytest.approx(summary(outs[1])["average_f1"] - s["average_f1"])
-    assert 0 < diffs["average_f1"]["p"] <= 1
+    assert diffs["average_f1"].value == pytest.approx(summary(outs[1])["average_f1"] - s["average_f1"])
+    assert 0 < diffs["average_f1"].p <= 1
 
 
 def test_bad_input_is_one_error_line(tmp_path):

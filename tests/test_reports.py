@@ -15,9 +15,10 @@ from rich.console import Console
 from rmbench_client import constants as C
 from rmbench_client.benchmarks.rm_bench.heatmap import write_heatmaps
 from rmbench_client.cli.compare import add_compare_parser, cmd_compare
+from rmbench_client.comparison import load_runs
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.report.compare import bar_chart, load_runs, render
+from rmbench_client.report.compare import bar_chart, render
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -182,7 +183,7 @@ def test_compare_names_fall_back_to_the_directory_and_stay_unique(tmp_path):
     d1.mkdir()
     (d1 / C.SUMMARY_FILE).write_text(json.dumps(s), encoding="utf-8")  # no "model"
     d2 = run_dir(tmp_path, "second", "first", s)
-    names = [n for n, _ in load_runs([str(d1), str(d2)])]
+    names = [run.name for run in load_runs([str(d1), str(d2)])]
     assert names[0] == "first" and names[1].startswith("first (") and len(set(names)) == 2
 
 

@@ -314,7 +314,8 @@ def test_longer_baseline_run_matches_hand_computed_and_rescores(tmp_path, rb2_fi
 
 
 def test_compare_two_runs_by_subset_and_score(tmp_path):
-    from rmbench_client.report.compare import load_runs, notes, render
+    from rmbench_client.comparison import load_runs, notes
+    from rmbench_client.report.compare import render
 
     a = rb2.score([p("1", "Math", [2], [1, 0, 0]), *TIES_CASE], samples=10)
     b = rb2.score([p("1", "Math", [0], [1, 0, 0]), p("2", "Focus", [1], [1, 0, 0])], samples=10)

@@ -16,14 +16,14 @@ from helpers_scoring import score
 from rich.console import Console
 from scipy.stats import binomtest
 
+from rmbench_client import comparison
 from rmbench_client import constants as C
 from rmbench_client.benchmarks import registry as benchmarks
 from rmbench_client.benchmarks.shared.significance import compare
 from rmbench_client.cli.compare import add_compare_parser, cmd_compare
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.report import differences
-from rmbench_client.report.compare import chart_bars, load_runs
+from rmbench_client.report.compare import chart_bars
 from rmbench_client.score_files import read_scores
 
 RM = benchmarks.get("rm-bench")
@@ -217,18 +217,18 @@ def test_permutation_swaps_are_paired():
 
 
 def test_chart_bars_carry_intervals_and_significance_marks(three_runs):
-    runs = load_runs(three_runs)
-    scores, why_not = differences.load_samples(runs, three_runs)
+    runs = comparison.load_runs(three_runs)
+    scores, why_not = comparison.load_samples(runs)
     assert scores is not None and len(why_not) == 1 and "no data hashes" in why_not[0]  # hand-written summaries
-    groups, bars = chart_bars(runs, differences.differences(runs, scores))
+    groups, bars = chart_bars(runs, comparison.differences(runs, scores))
     assert groups == ["easy", "normal", "hard", "avg"]
     weak, strong, same = bars
-    for bar, (_, summary) in zip(bars, runs, strict=True):
-        ci = summary["overall"]["ci"]
+    for bar, run in zip(bars, runs, strict=True):
+        ci = run.summary.raw["overall"]["ci"]
         assert bar.intervals == [pytest.approx((100 * ci[g][0], 100 * ci[g][1])) for g in groups]
     assert all(label.endswith("*") for label in strong.labels)
     assert not any("*" in label for label in weak.labels + same.labels)
-    assert strong.labels[3] == f"{100 * runs[1][1]['overall']['avg']:.1f}*"
+    assert strong.labels[3] == f"{100 * runs[1].summary.raw['overall']['avg']:.1f}*"
 
 
 def test_pairwise_accuracy_is_prompt_weighted_and_macro_is_not():

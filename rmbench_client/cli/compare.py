@@ -36,14 +36,12 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 def _compare_runs(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console
 
+    from ..comparison import compared, load_runs, notes
     from ..report import differences
-    from ..report.compare import bar_chart, load_runs, notes, render
+    from ..report.compare import bar_chart, render
 
     runs = load_runs(args.paths)
-    diffs, why_not = None, list[str]()
-    if len(runs) > 1:
-        scores, why_not = differences.load_samples(runs, args.paths)
-        diffs = differences.differences(runs, scores, seed=args.seed) if scores is not None else None
+    diffs, why_not = compared(runs, seed=args.seed)
     out = render(runs, args.format, diffs, width=console.width)
     if isinstance(out, list):
         for table in [*out, *(differences.tables(diffs, console.width) if diffs else [])]:

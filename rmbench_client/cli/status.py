@@ -14,6 +14,9 @@ from .. import constants as C
 from ..config import load_config
 from ..errors import DataError
 from ..run_directory import running_pid, without_summary
+from ..summary import RunSummary, load_summary
+
+SUMMARY_KEYS = ("prompts", "scored", "failed", "complete", "partial", "aborted")  # what `status` repeats
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -23,10 +26,10 @@ def _lines(path: Path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()) if path.is_file() else 0
 
 
-def _summary(run_dir: Path) -> dict[str, Any] | None:
-    with contextlib.suppress(OSError, ValueError):
-        summary = json.loads((run_dir / C.SUMMARY_FILE).read_text(encoding="utf-8"))
-        return summary if isinstance(summary, dict) else None
+def _summary(run_dir: Path) -> RunSummary | None:
+    """The run's summary; None where it has none it can read (one being written, an older version's)."""
+    with contextlib.suppress(OSError, DataError):
+        return load_summary(run_dir / C.SUMMARY_FILE)
     return None
 
 
@@ -39,6 +42,11 @@ def run_dirs_in(model_dir: Path) -> list[Path]:
 
 def status(run_dir: Path) -> dict[str, Any]:
     """The run directory's state as a dict (what `status --json` prints)."""
+    return _status(run_dir)[0]
+
+
+def _status(run_dir: Path) -> tuple[dict[str, Any], RunSummary | None]:
+    """The run directory's state, and its summary (None while there is none to read)."""
     if not (run_dir / C.CONFIG_FILE).is_file():
         inside = ", ".join(d.name for d in run_dirs_in(run_dir))
         hint = f"; its run directories: {inside}" if inside else ""
@@ -51,16 +59,12 @@ def status(run_dir: Path) -> dict[str, Any]:
         out["pid"] = pid
     out["scored"] = _lines(run_dir / C.SAMPLES_FILE)
     out["failed"] = _lines(run_dir / C.FAILURES_FILE)
-    summary_file = run_dir / C.SUMMARY_FILE
     if pid is None and (why := without_summary(run_dir)):
         out["ended"] = why
-    if summary_file.is_file():
-        with contextlib.suppress(ValueError):
-            summary = json.loads(summary_file.read_text(encoding="utf-8"))
-            out |= {
-                k: summary[k] for k in ("prompts", "scored", "failed", "complete", "partial", "aborted") if k in summary
-            }
-    return out
+    summary = _summary(run_dir)
+    if summary is not None:  # what the summary says, where it says it (an older one may not)
+        out |= {k: getattr(summary.info, k) for k in SUMMARY_KEYS if k in summary.raw}
+    return out, summary
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -92,15 +96,14 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
         if args.json:
             sys.stdout.write(json.dumps({"model_dir": str(path), "runs": every}) + "\n")
         else:
-            sys.stdout.write("".join("\n".join(_lines_of(found, None)) + "\n" for found in every))
+            sys.stdout.write("".join("\n".join(_lines_of(found, False)) + "\n" for found in every))
         return 0
-    found = status(path)
+    found, summary = _status(path)
     if args.json:
         sys.stdout.write(json.dumps(found) + "\n")
         return 0
-    summary = _summary(path)
-    table = found["state"] != "running" and summary is not None and bool(summary.get("scored"))
-    sys.stdout.write("\n".join(_lines_of(found, summary if table else None)) + "\n")
+    table = found["state"] != "running" and summary is not None and bool(summary.info.scored)
+    sys.stdout.write("\n".join(_lines_of(found, table)) + "\n")
     if table and summary is not None:
         from ..report.printing import print_summary
 
@@ -108,8 +111,8 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _lines_of(found: dict[str, Any], table: dict[str, Any] | None) -> list[str]:
-    """A run's status lines; its completeness unless `table` (the summary a table will show) says it."""
+def _lines_of(found: dict[str, Any], table: bool) -> list[str]:
+    """A run's status lines; its completeness unless a `table` of the summary will show it."""
     state = found["state"] + (f" (pid {found['pid']})" if "pid" in found else "")
     of = f" of {found['prompts']}" if "prompts" in found else ""
     lines = [
@@ -120,6 +123,6 @@ def _lines_of(found: dict[str, Any], table: dict[str, Any] | None) -> list[str]:
         lines.append("  in progress: the summary is written when the run ends")
     elif "ended" in found:
         lines.append(f"  {found['ended']}")
-    elif "complete" in found and table is None:  # the table says it otherwise
+    elif "complete" in found and not table:  # the table says it otherwise
         lines.append("  complete" if found["complete"] else "  partial: " + "; ".join(found.get("partial", [])))
     return lines

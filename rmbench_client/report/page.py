@@ -26,18 +26,20 @@ from typing import Any
 
 import numpy as np
 
+from .. import comparison
 from .. import constants as C
-from ..benchmarks import registry as benchmarks
 from ..benchmarks.shared.credits import outcomes, pair_credits
 from ..benchmarks.spec import Benchmark
-from ..data_hashes import file_sha256, prompt_hash, recorded
+from ..comparison import Run, load_runs, paired_scores, samples_file
+from ..data_hashes import file_sha256, prompt_hash
 from ..datasets import load_dataset
 from ..errors import DataError
 from ..examples import Example, PromptScores, prompt_text, response_lengths
 from ..run_directory import write_atomic
 from ..score_files import read_scores
+from ..summary import RunSummary
 from . import differences, process_page
-from .compare import Run, compare_rows, load_runs
+from .compare import compare_rows
 
 ASSETS = Path(__file__).parent / "assets"
 
@@ -53,7 +55,7 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def render_page(data: dict) -> str:
+def render_page(data: dict[str, Any]) -> str:
     """The page: template, CSS, JS and the data filled in."""
     payload = json.dumps(_json_safe(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     encoded = base64.b64encode(gzip.compress(payload.encode("utf-8"), mtime=0)).decode("ascii")
@@ -112,9 +114,9 @@ def _sources(runs: list[Run], data: str | Sequence[str] | None) -> list[list[str
         return [[d] for d in given]
     if given:
         return [given] * len(runs)
-    found = list(dict.fromkeys(src for _, s in runs for src in s.get("data", {}).get("sources", [])))
+    found = list(dict.fromkeys(src for r in runs for src in r.summary.info.data.sources))
     if not found:
-        names = ", ".join(name for name, _ in runs)
+        names = ", ".join(r.name for r in runs)
         raise DataError(f"{names}: the summary names no data files (an older run); pass --data PATH")
     return [found] * len(runs)
 
@@ -132,18 +134,20 @@ def load_examples(
 
 
 def _run_scores(raw: str) -> list[PromptScores]:
-    file = differences.samples_file(raw)
+    file = samples_file(raw)
     if not file.is_file():
         raise DataError(f"{raw}: no {file.name} (the report needs the per-prompt scores)")
     return read_scores([file])[1]
 
 
-def _style_bias(bench: Benchmark, summary: dict, scores: list[PromptScores], examples: dict) -> dict | None:
-    """The summary's style-bias diagnostics; computed here for a run written before they existed."""
-    if "style_bias" in summary or bench.process:  # a process benchmark has none
-        return summary.get("style_bias")
+def _style_bias(summary: RunSummary, scores: list[PromptScores], examples: dict[str, Example]) -> Any:
+    """The summary's style-bias diagnostics (a block several benchmarks share: read from the JSON object);
+    computed here for a run written before they existed."""
+    bench = summary.bench
+    if "style_bias" in summary.raw or bench.process:  # a process benchmark has none
+        return summary.raw.get("style_bias")
     lengths = response_lengths(examples[s.id] for s in scores)
-    rescored = bench.summary_json(bench.score(scores, seed=summary.get("seed", 0), lengths=lengths))
+    rescored = bench.summary_json(bench.score(scores, seed=summary.info.seed, lengths=lengths))
     return rescored.get("style_bias")
 
 
@@ -157,7 +161,7 @@ class Shown:
     chosen: list[int]
     rejected: list[int]
 
-    def example(self, ex: Example) -> dict:
+    def example(self, ex: Example) -> dict[str, Any]:
         assert ex.pairs is not None
         pairs = [ex.pairs[k] for k in self.pairs]
         mapped = [[self.chosen.index(c), self.rejected.index(r)] for c, r in pairs]
@@ -191,61 +195,56 @@ def shown_pairs(ex: Example, runs: list[PromptScores]) -> Shown:
 
 
 def _run_data(
-    bench: Benchmark,
-    name: str,
-    summary: dict,
-    scores: list[PromptScores],
-    shown: dict[str, Shown | None],
-    examples: dict,
-) -> dict:
-    numbers = bench.read_summary(summary)
-    columns, rows = bench.summary_rows(numbers)
+    run: Run, scores: list[PromptScores], shown: dict[str, Shown | None], examples: dict[str, Example]
+) -> dict[str, Any]:
+    summary, info, bench = run.summary, run.summary.info, run.summary.bench
+    columns, rows = bench.summary_rows(summary.numbers)
     embedded = [(view.scores(s) if (view := shown[s.id]) else s) for s in scores if s.id in shown]
     steps = process_page.run_steps(scores, set(shown)) if bench.process else {}
     return {
-        "name": name,
-        "type": summary.get("type"),
-        "complete": summary.get("complete"),
-        "partial": summary.get("partial", []),
-        "warnings": summary.get("warnings", []),
-        "counts": {k: summary.get(k) for k in ("prompts", "scored", "failed")},
+        "name": run.name,
+        "type": info.type,
+        "complete": info.complete,
+        "partial": info.partial,
+        "warnings": info.warnings or [],
+        "counts": {"prompts": info.prompts, "scored": info.scored, "failed": info.failed},
         "columns": columns,
         "rows": rows,
-        "matrices": bench.matrices(numbers),
-        "style_bias": _style_bias(bench, summary, scores, examples),
+        "matrices": bench.matrices(summary.numbers),
+        "style_bias": _style_bias(summary, scores, examples),
         "scores": {s.id: [*s.chosen, *s.rejected] for s in embedded if s.results is None},
         "results": {s.id: list(s.results) for s in embedded if s.results is not None},
         "details": {s.id: s.details for s in embedded if s.details},
         "steps": steps,
-        "threshold": summary.get("threshold"),
+        "threshold": summary.raw.get("threshold"),
         "facts": process_page.facts(summary) if bench.process else [],
     }
 
 
-def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) -> dict:
-    bench = benchmarks.of_summary(runs[0][1], runs[0][0])
+def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) -> dict[str, Any]:
     header, rows = compare_rows(runs)
-    paired, why_not = differences.paired_scores(runs, scores)  # the prompts the same in every run
-    intervals = [bench.headline_intervals(bench.read_summary(s)) for _, s in runs]
+    paired, why_not = paired_scores(runs, scores)  # the prompts the same in every run
+    intervals = [r.summary.intervals() for r in runs]
     if paired is None:
         return {"header": header, "rows": rows, "intervals": intervals, "differences": None, "why_not": why_not}
     return {
         "header": header,
         "rows": rows,
         "intervals": intervals,
-        "differences": differences.differences(runs, paired, seed=seed),
+        "differences": differences.page_json(comparison.differences(runs, paired, seed=seed)),
     }
 
 
 def check_texts(
-    runs: list[Run], scores: list[list[PromptScores]], examples: list[dict], sources: list[list[str]], paths: list[str]
+    runs: list[Run], scores: list[list[PromptScores]], examples: list[dict[str, Example]], sources: list[list[str]]
 ) -> list[str]:
     """DataError naming the run (its directory) whose scored prompt is not the text it scored (the file changed,
     or the runs scored different data); notes for data files changed since a run whose scored prompts are
     unchanged. `examples` and `sources`: each run's."""
     notes = []
-    for (name, summary), run, found, src, raw in zip(runs, scores, examples, sources, paths, strict=True):
-        hashes = recorded(summary)
+    for r, run, found, src in zip(runs, scores, examples, sources, strict=True):
+        name, raw, data = r.name, r.path, r.summary.info.data
+        hashes = data.prompt_sha256
         if hashes is None:
             notes.append(f"{name}: no data hashes in the summary (an older run); texts are shown unchecked")
             continue
@@ -256,9 +255,9 @@ def check_texts(
                 f"{raw} ({name}): {len(differ)} scored prompt(s) (first {differ[0]}) differ from {', '.join(src)}: "
                 f"the data changed since this run; pass --data with the version it scored{several}"
             )
-        if set(src) != set(summary.get("data", {}).get("sources", [])):
+        if set(src) != set(data.sources):
             continue  # shown with other files than it names: what they hold was checked above
-        for path, digest in summary.get("data", {}).get("sha256", {}).items():
+        for path, digest in data.sha256.items():
             if Path(path).is_file() and file_sha256(Path(path)) != digest:
                 notes.append(f"{path} changed since {name} scored it; the prompts it scored are unchanged")
     return list(dict.fromkeys(notes))
@@ -277,23 +276,23 @@ def _merged(each: list[dict[str, Example]]) -> tuple[dict[str, Example], set[str
     return merged, differ
 
 
-def _prompt(ex: Example, view: Shown | None) -> dict:
+def _prompt(ex: Example, view: Shown | None) -> dict[str, Any]:
     text = prompt_text(ex.prompt)
     answers = view.example(ex) if view else {"c": list(ex.chosen), "r": list(ex.rejected)}
     return {"id": ex.id, "g": ex.group, "s": ex.subgroup, "p": text, **answers}
 
 
 def _shown(
-    bench: Benchmark,
+    bench: Benchmark[Any],
     runs: list[Run],
     scores: list[list[PromptScores]],
     examples: dict[str, Example],
     differ: set[str],
-) -> tuple[dict[str, Shown | None], list[dict]]:
+) -> tuple[dict[str, Shown | None], list[dict[str, Any]]]:
     """The prompts the page embeds (those some run lost, or a process benchmark's misjudged solutions; never one
     whose text differs between the runs' data), and their texts in dataset order."""
     if bench.process:
-        thresholds = [float(s.get("threshold", C.PRM_THRESHOLD)) for _, s in runs]
+        thresholds = [float(r.summary.raw.get("threshold", C.PRM_THRESHOLD)) for r in runs]
         ids = process_page.shown_ids(bench.step_rule, list(zip(thresholds, scores, strict=True))) - differ
         return dict.fromkeys(ids), process_page.prompts(examples, ids)
     lost = {s.id for run in scores for s in run if lost_any(s)} - differ
@@ -303,28 +302,28 @@ def _shown(
     return shown, [_prompt(examples[ex_id], shown[ex_id]) for ex_id in examples if ex_id in shown]
 
 
-def build(paths: list[str], data: str | Sequence[str] | None = None, seed: int = 0) -> dict:
+def build(paths: list[str], data: str | Sequence[str] | None = None, seed: int = 0) -> dict[str, Any]:
     """Everything the page shows, JSON-ready: one run, or several compared with the first."""
     runs = load_runs(paths)
-    bench = benchmarks.of_summary(runs[0][1], runs[0][0])
+    bench = runs[0].summary.bench
     if not bench.chosen_vs_rejected and not bench.process:
         raise DataError(f"{bench.name}: the report page lists chosen-vs-rejected comparisons, which it has not")
-    scores = [_run_scores(raw) for raw in paths]
+    scores = [_run_scores(r.path) for r in runs]
     sources = _sources(runs, data)
     loaded: dict[tuple[str, ...], dict[str, Example]] = {}
-    fields = runs[0][1].get("data", {}).get("fields")
+    fields = runs[0].summary.info.data.fields
     each = [loaded.get(tuple(src)) or loaded.setdefault(tuple(src), load_examples(bench.name, src, fields))
             for src in sources]  # fmt: skip
-    for (name, _), run, found, src in zip(runs, scores, each, sources, strict=True):
+    for r, run, found, src in zip(runs, scores, each, sources, strict=True):
         absent = [s.id for s in run if s.id not in found]
         if absent:
-            raise DataError(f"{name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(src)}")
-    notes = check_texts(runs, scores, each, sources, paths)
+            raise DataError(f"{r.name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(src)}")
+    notes = check_texts(runs, scores, each, sources)
     examples, differ = _merged(each)
     if differ:
         notes.append(f"{len(differ)} prompt(s) differ between the runs' data: not listed, nor compared")
     shown, prompts = _shown(bench, runs, scores, examples, differ)
-    title = runs[0][0] if len(runs) == 1 else " vs ".join(name for name, _ in runs)
+    title = runs[0].name if len(runs) == 1 else " vs ".join(r.name for r in runs)
     return {
         "title": f"{title} on {bench.name}",
         "benchmark": bench.name,
@@ -332,9 +331,7 @@ def build(paths: list[str], data: str | Sequence[str] | None = None, seed: int =
         "subgroup_field": bench.subgroup_field,
         "labels": list(bench.response_labels),
         "sources": list(dict.fromkeys(src for run_sources in sources for src in run_sources)),
-        "runs": [
-            _run_data(bench, n, s, sc, shown, found) for (n, s), sc, found in zip(runs, scores, each, strict=True)
-        ],
+        "runs": [_run_data(r, sc, shown, found) for r, sc, found in zip(runs, scores, each, strict=True)],
         "prompts": prompts,
         "process": bench.step_rule if bench.process else None,
         "comparison": _comparison(runs, scores, seed) if len(runs) > 1 else None,

@@ -1,29 +1,28 @@
-"""A run's summary in the terminal: its benchmark's table, the style-bias table, and why it is partial.
-
-Apart from report/table.py, which the registry (benchmarks.py) names for each benchmark's table: this module asks
-the registry, so the two never import each other."""
+"""A run's summary in the terminal: its benchmark's table, the style-bias table, and why it is partial."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..benchmarks.registry import of_summary
 from ..benchmarks.shared.tables import style_bias_table
+from ..summary import RunSummary, read_summary
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-def print_summary(summary: dict, title: str, console: Console | None = None) -> None:
+def print_summary(summary: RunSummary | Mapping[str, Any], title: str, console: Console | None = None) -> None:
+    """A summary's table (`title` its title; an error reading a summary object names it too), its style-bias
+    table (a block several benchmarks share: read from the JSON object) and why it is partial."""
     from rich.console import Console
 
     console = console or Console()
-    if summary.get("complete") is False:
-        title += " — partial"
-    bench = of_summary(summary, title)
-    console.print(bench.table(bench.read_summary(summary), title))
-    bias = style_bias_table(summary)
+    view = summary if isinstance(summary, RunSummary) else read_summary(summary, title)
+    shown = title + (" — partial" if view.info.complete is False else "")
+    console.print(view.bench.table(view.numbers, shown))
+    bias = style_bias_table(dict(view.raw))
     if bias is not None:
         console.print(bias)
-    for reason in summary.get("partial", []):
+    for reason in view.info.partial:
         console.print(f"[yellow]partial: {reason}[/yellow]")

@@ -12,10 +12,12 @@ are never marked; a ProcessBench solution whose scores stop before a decision is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..benchmarks.shared.steps import judged_correct
 from ..benchmarks.spec import StepRule
 from ..examples import Example, PromptScores, prompt_text
+from ..summary import RunSummary
 
 
 def misjudged(rec: PromptScores, threshold: float, rule: StepRule) -> list[int]:
@@ -37,7 +39,7 @@ def run_steps(scores: Sequence[PromptScores], shown: set[str]) -> dict[str, list
     return {s.id: list(s.steps or ()) for s in scores if s.id in shown}
 
 
-def solution(ex: Example) -> dict:
+def solution(ex: Example) -> dict[str, Any]:
     """What the page shows of one solution: question, steps, labels (and PRMBench's reason for the errors)."""
     out = {"id": ex.id, "g": ex.group, "s": "", "p": prompt_text(ex.prompt), "st": list(ex.steps),
            "lb": list(ex.step_labels)}  # fmt: skip
@@ -50,19 +52,21 @@ def shown_ids(rule: StepRule, runs: Sequence[tuple[float, Sequence[PromptScores]
     return {s.id for threshold, scores in runs for s in scores if listed(s, threshold, rule)}
 
 
-def prompts(examples: Mapping[str, Example], shown: set[str]) -> list[dict]:
+def prompts(examples: Mapping[str, Example], shown: set[str]) -> list[dict[str, Any]]:
     return [solution(ex) for ex_id, ex in examples.items() if ex_id in shown]
 
 
-def facts(summary: dict) -> list[str]:
-    """What the summary says was left out or found in the data (the page shows them as notes)."""
-    out = list(summary.get("data_notes", []))
-    if "duplicates" in summary:
-        d = summary["duplicates"]
-        out.append(f"{len(d['ids'])} later record(s) with a repeated id left out ({d['why']}): {', '.join(d['ids'])}")
+def facts(summary: RunSummary) -> list[str]:
+    """What the summary says was left out or found in the data (the page shows them as notes): the run's notes
+    and duplicates, and the solutions cut or undecided (blocks both process benchmarks write: read from the JSON
+    object)."""
+    info = summary.info
+    out = list(info.data_notes or [])
+    if d := info.duplicates or None:
+        out.append(f"{len(d.ids)} later record(s) with a repeated id left out ({d.why}): {', '.join(d.ids)}")
     for key in ("cut", "undecided"):
-        if key in summary:
-            d = summary[key]
-            steps = f", {d['steps']} step(s)" if "steps" in d else ""
-            out.append(f"{d['solutions']} solution(s){steps}: {d['why']}")
+        if key in summary.raw:
+            block = summary.raw[key]
+            steps = f", {block['steps']} step(s)" if "steps" in block else ""
+            out.append(f"{block['solutions']} solution(s){steps}: {block['why']}")
     return out
