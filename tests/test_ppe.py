@@ -11,6 +11,7 @@ import math
 from fractions import Fraction
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 from helpers_cli import cli, one_error_line
@@ -105,14 +106,16 @@ def test_preference_accuracy_by_category_as_ppe_reports_it():
         PromptScores("d", "other/math_prompt", (5.0,), (4.0,)),  # right
         PromptScores("e", "russian", (1.5,), (1.0,)),  # right
     ]
-    s = benchmarks.get("ppe-preference").score(recs, seed=0)
+    bench = benchmarks.get("ppe-preference")
+    typed = bench.score(recs, seed=0)
+    s = bench.summary_json(typed)
     assert s["accuracy"] == pytest.approx(3.5 / 5)
     assert s["categories"] == pytest.approx({"hard_prompt": 1.5 / 3, "is_code": 0.5, "math_prompt": 1.0,
                                              "english_prompt": 0.75, "non_english_prompt": 2 / 3,
                                              "chinese_prompt": 0.0, "russian_prompt": 1.0})  # fmt: skip
     assert s["category_n"]["non_english_prompt"] == 3 and s["tied_rewards"] == 1
     assert "easy_prompt" not in s["categories"]  # no battle of the category: not a 0
-    assert benchmarks.get("ppe-preference").headline(s)[-1] == ("accuracy", pytest.approx(0.7))
+    assert bench.headline(typed)[-1] == ("accuracy", pytest.approx(0.7))
     lo, hi = s["ci"]["accuracy"]
     assert lo <= s["accuracy"] <= hi
 
@@ -126,8 +129,28 @@ def test_preference_headline_numbers_from_group_means_equal_the_summary():
     by = {g: [r for r in recs if r.group == g] for g in groups}
     means = {g: ppe_preference.prompt_values(rs).mean(axis=0) for g, rs in by.items()}
     numbers = ppe_preference.headline_numbers(means, {g: len(rs) for g, rs in by.items()})
-    assert numbers.pop("accuracy") == pytest.approx(s["accuracy"])
-    assert numbers == pytest.approx(s["categories"])
+    assert numbers.pop("accuracy") == pytest.approx(s.accuracy)
+    assert numbers == pytest.approx(s.categories)
+
+
+def test_the_preference_summary_round_trips_and_an_old_one_reads_back():
+    bench = benchmarks.get("ppe-preference")
+    recs = [PromptScores("a", "english/hard_prompt", (2.0,), (1.0,)), PromptScores("b", "chinese", (1.0,), (1.0,))]
+    typed = ppe_preference.score(recs, seed=0, samples=20)
+    text = json.dumps(bench.summary_json(typed), indent=2)  # as summary.json holds it
+    again = bench.read_summary(json.loads(text))
+    assert again == typed and json.dumps(bench.summary_json(again), indent=2) == text
+    keys = ["benchmark", "categories", "category_n", "n", "accuracy", "ci", "tied_rewards"]
+    assert list(json.loads(text)) == keys and typed.tied_rewards == 1  # the order score() has always written
+    # a judge's summary has no tied_rewards: written without it, it reads back unset (and no caption)
+    judged = ppe_preference.score([PromptScores("a", "english", (), (), results=(0.5,))], seed=0, samples=20)
+    old = bench.summary_json(judged)
+    assert "tied_rewards" not in old
+    lean = bench.read_summary(json.loads(json.dumps(old)) | {"model": "judge"})
+    assert lean.tied_rewards is msgspec.UNSET and bench.table(lean, "t").caption is None
+    assert bench.summary_json(lean) == old
+    empty = bench.read_summary({"benchmark": "ppe-preference"})  # a run that scored nothing
+    assert bench.scored_groups(empty) == [] and bench.headline(empty) == [("accuracy", None)]
 
 
 def test_a_run_rescores_to_the_same_numbers_and_says_what_it_left_out(preference_dir, tmp_path):
@@ -201,7 +224,7 @@ def test_pair_credits_count_equal_rewards_half_and_a_nan_is_an_error():
     rec = PromptScores("r", "math", (1.0, 2.0), (1.0, 3.0), pairs=((0, 0), (1, 0), (1, 1)))
     assert list(ppe_correctness.pair_credits(rec)) == [0.5, 1.0, 0.0]
     s = ppe_correctness.score([rec], seed=0)
-    assert s["sets"] == {"math": 0.5} and s["accuracy"] == 0.5
+    assert s.sets == {"math": 0.5} and s.accuracy == 0.5
     bad = PromptScores("x", "math", (float("nan"),), (1.0,), pairs=((0, 0),))
     with pytest.raises(Exception, match="prompt x: score_chosen holds a non-finite score"):
         ppe_correctness.score([bad], seed=0)
@@ -230,6 +253,28 @@ def test_best_of_k_equals_the_enumeration_of_every_subset_ties_included(seed):
     assert curve[0] == pytest.approx(sum(correct) / n)
 
 
+def test_the_correctness_summary_round_trips_and_an_old_one_reads_back():
+    bench = benchmarks.get("ppe-correctness")
+    recs = [PromptScores("r", "math", (1.0, 2.0), (1.0, 3.0), pairs=((0, 0), (1, 0))),
+            PromptScores("s", "gpqa", (4.0,), (1.0, 2.0), pairs=((0, 1),))]  # fmt: skip
+    typed = ppe_correctness.score(recs, seed=0, samples=20)
+    text = json.dumps(bench.summary_json(typed), indent=2)  # as summary.json holds it
+    again = bench.read_summary(json.loads(text))
+    assert again == typed and json.dumps(bench.summary_json(again), indent=2) == text
+    keys = ["benchmark", "sets", "n", "pairs", "best_of_k", "accuracy", "ci"]
+    assert list(json.loads(text)) == keys  # the order score() has always written them in
+    assert list(json.loads(text)["best_of_k"]["math"]) == ["curve", "end", "max"]
+    # a judge's summary has no best-of-K: written without it, it reads back unset (and no best-of-K columns)
+    judged = [PromptScores("r", "math", (), (), results=(1.0, 0.5), pairs=((0, 0), (1, 0)))]
+    old = bench.summary_json(ppe_correctness.score(judged, seed=0, samples=20))
+    assert "best_of_k" not in old
+    lean = bench.read_summary(json.loads(json.dumps(old)) | {"model": "judge"})
+    assert lean.best_of_k is msgspec.UNSET and bench.summary_json(lean) == old
+    assert [c.header for c in bench.table(lean, "t").columns] == ["set", "accuracy", "pairs", "rows"]
+    empty = bench.read_summary({"benchmark": "ppe-correctness"})  # a run that scored nothing
+    assert bench.scored_groups(empty) == [] and bench.headline_intervals(empty) == {}
+
+
 def test_correctness_headline_numbers_from_set_means_equal_the_summary():
     rng = np.random.default_rng(5)
     recs = []
@@ -243,7 +288,7 @@ def test_correctness_headline_numbers_from_set_means_equal_the_summary():
     by = {n: [r for r in recs if r.group == n] for n in ppec_c.SETS}
     means = {n: ppe_correctness.prompt_values(rs).mean(axis=0) for n, rs in by.items()}
     numbers = ppe_correctness.headline_numbers(means, {n: len(rs) for n, rs in by.items()})
-    assert numbers.pop("accuracy") == pytest.approx(s["accuracy"]) and numbers == pytest.approx(s["sets"])
+    assert numbers.pop("accuracy") == pytest.approx(s.accuracy) and numbers == pytest.approx(s.sets)
 
 
 @pytest.mark.parametrize(
@@ -370,8 +415,9 @@ def test_data_fetch_puts_each_correctness_set_in_its_own_folder(tmp_path):
 
 
 def test_headline_columns_name_each_set_then_the_mean():
-    s = {"sets": {"math": 0.5}, "accuracy": 0.5}
-    columns = benchmarks.get("ppe-correctness").headline(s)
+    bench = benchmarks.get("ppe-correctness")
+    summary = bench.read_summary({"benchmark": "ppe-correctness", "sets": {"math": 0.5}, "accuracy": 0.5})
+    columns = bench.headline(summary)
     assert [c for c, _ in columns] == [*ppec_c.SETS, "accuracy"]
     assert dict(columns)["math"] == 0.5 and dict(columns)["gpqa"] is None
-    assert math.isnan(ppe_correctness.score([], seed=0)["accuracy"])
+    assert math.isnan(ppe_correctness.score([], seed=0).accuracy)

@@ -8,10 +8,13 @@ import json
 import math
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
+from helpers_scoring import score
 from hub_schemas import RB2_SCHEMA, hub_shard, rb2_record, write_parquet
 
+from rmbench_client.benchmarks.reward_bench_2 import BENCHMARK
 from rmbench_client.benchmarks.reward_bench_2 import scoring as rb2
 from rmbench_client.cli import main
 from rmbench_client.config import load_config
@@ -60,7 +63,7 @@ def test_subset_is_mean_credit_and_final_is_plain_mean_of_subsets():
         p("5", "Math", [1], [0, 0, 0]),
         p("6", "Safety", [0], [1, 1, 1]),
     ]
-    s = rb2.score(recs, samples=50)
+    s = score("reward-bench-2", recs, samples=50)
     assert s["subsets"] == {"Factuality": (1 + 0.5 + 0.25 + 0) / 4, "Math": 1.0, "Safety": 0.0}
     assert list(s["subsets"]) == ["Factuality", "Math", "Safety"]  # reward-bench's subset order
     assert s["n"] == {"Factuality": 4, "Math": 1, "Safety": 1}
@@ -70,12 +73,12 @@ def test_subset_is_mean_credit_and_final_is_plain_mean_of_subsets():
 
 def test_nan_scores_are_scored_as_reward_bench_and_counted():
     s = rb2.score([p("1", "Focus", [math.nan], [1, 2, 3]), p("2", "Focus", [5], [1, 2, 3])], samples=20)
-    assert s["subsets"]["Focus"] == 0.5 and s["nonfinite_scores"] == 1
+    assert s.subsets["Focus"] == 0.5 and s.nonfinite_scores == 1
 
 
 def test_a_judge_credit_stands_for_the_scores():
     recs = [PromptScores("1", "Precise IF", (), (), results=(0.25,)), p("2", "Precise IF", [2], [1, 1, 1])]
-    assert rb2.score(recs, samples=10)["subsets"]["Precise IF"] == (0.25 + 1) / 2
+    assert rb2.score(recs, samples=10).subsets["Precise IF"] == (0.25 + 1) / 2
 
 
 # --- Ties ---------------------------------------------------------------------------------------------------------
@@ -96,7 +99,7 @@ TIES_CASE = [
 
 
 def test_ties_group_with_known_margins():
-    s = rb2.score(TIES_CASE, samples=50)
+    s = score("reward-bench-2", TIES_CASE, samples=50)
     ties = s["ties"]
     assert ties["ref_accuracy"] == 1 / 3 and ties["tied_accuracy"] == 2 / 3
     assert ties["correctness_preferred"] == 0.5 and ties["correctness_preferred_hard"] == 0.0
@@ -113,7 +116,7 @@ def test_ties_group_with_known_margins():
 )
 def test_ties_zero_spread(ref_gap, margin):
     recs = [p("ref:5", "Ties", [1 + ref_gap], [1]), p("tied:5", "Ties", [3, 3], [1])]
-    ties = rb2.score(recs, samples=10)["ties"]
+    ties = score("reward-bench-2", recs, samples=10)["ties"]
     assert ties["correctness_margin_score"] == margin
     assert ties["correctness_preferred"] == 1.0  # gap 2 > spread 0
     assert ties["correctness_preferred_hard"] == float(ref_gap > 0)
@@ -121,21 +124,21 @@ def test_ties_zero_spread(ref_gap, margin):
 
 def test_ties_nan_scores_follow_pythons_min_and_max():
     # upstream takes max()/min() of Python lists: a NaN first poisons both, a NaN later is skipped
-    first = rb2.ties_score([p("tied:1", "Ties", [math.nan, 1.0], [0.0])])
-    later = rb2.ties_score([p("tied:1", "Ties", [1.0, math.nan], [0.0])])
-    assert first["tied_accuracy"] == 0.0 and later["tied_accuracy"] == 1.0
+    _, first = rb2.ties_score([p("tied:1", "Ties", [math.nan, 1.0], [0.0])])
+    _, later = rb2.ties_score([p("tied:1", "Ties", [1.0, math.nan], [0.0])])
+    assert first.tied_accuracy == 0.0 and later.tied_accuracy == 1.0
 
 
 def test_ties_without_shared_numbers_is_nan_like_reward_bench():
-    s = rb2.score([p("tied:1", "Ties", [2, 2], [1]), p("ref:2", "Ties", [2], [1])], samples=10)
+    s = score("reward-bench-2", [p("tied:1", "Ties", [2, 2], [1]), p("ref:2", "Ties", [2], [1])], samples=10)
     assert s["ties"]["tied_accuracy"] == 1.0 and s["ties"]["pairs"] == 0
     assert math.isnan(s["ties"]["correctness_preferred"]) and math.isnan(s["subsets"]["Ties"])
     assert math.isnan(s["score"])
 
 
 def test_ties_accuracy_of_an_absent_kind_is_zero():
-    ties = rb2.ties_score([p("tied:1", "Ties", [2, 2], [1])])
-    assert ties["ref_accuracy"] == 0.0 and ties["tied_accuracy"] == 1.0
+    _, ties = rb2.ties_score([p("tied:1", "Ties", [2, 2], [1])])
+    assert ties.ref_accuracy == 0.0 and ties.tied_accuracy == 1.0
 
 
 @pytest.mark.parametrize(
@@ -164,12 +167,12 @@ def test_ties_duplicate_is_an_error():
 
 def test_bootstrap_seeded_and_contains_the_estimate():
     recs = [p(str(i), "Math", [i % 3], [1, 0, 0]) for i in range(40)] + TIES_CASE
-    a, b = rb2.score(recs, seed=3, samples=300), rb2.score(recs, seed=3, samples=300)
+    a, b = (score("reward-bench-2", recs, seed=3, samples=300) for _ in range(2))
     assert a["ci"] == b["ci"]
     for name, (lo, hi) in a["ci"]["subsets"].items():
         assert lo <= a["subsets"][name] <= hi
     assert a["ci"]["score"][0] <= a["score"] <= a["ci"]["score"][1]
-    assert rb2.score(recs, seed=4, samples=300)["ci"] != a["ci"]
+    assert score("reward-bench-2", recs, seed=4, samples=300)["ci"] != a["ci"]
 
 
 def test_ties_resampled_by_number_keeping_ref_and_tied_together():
@@ -180,7 +183,7 @@ def test_ties_resampled_by_number_keeping_ref_and_tied_together():
         p("ref:2", "Ties", [0], [1]),
         p("tied:2", "Ties", [3, 2], [0]),
     ]
-    paired = {round(rb2.ties_score(c)["score"], 12) for c in (recs[:2], recs[2:], recs)}
+    paired = {round(rb2.ties_score(c)[0], 12) for c in (recs[:2], recs[2:], recs)}
     reps = rb2._ties_replicates(recs, np.random.default_rng(0), 200)
     assert {round(float(r), 12) for r in reps} == paired  # only resamples of whole numbers occur
 
@@ -209,9 +212,34 @@ def test_unparsed_ratings_counted_from_the_records():
         p("2", "Focus", [7], [-1, 7, 3], details={UNPARSED_RATINGS: 1}),  # unparsed left out: 7 vs 7 -> 1/2
         p("3", "Focus", [9], [2, 3, 4], details={UNPARSED_RATINGS: 0}),
     ]
-    s = rb2.score(recs, samples=10)
+    s = score("reward-bench-2", recs, samples=10)
     assert s["subsets"]["Focus"] == (0.25 + 0.5 + 1) / 3
     assert s["ratings"] == {"unparsed": 5, "unrated_prompts": 1}
+
+
+# --- the typed summary --------------------------------------------------------------------------------------------
+
+
+def test_the_summary_round_trips_through_summary_json_and_an_old_one_reads_back():
+    recs = [*TIES_CASE, p("1", "Focus", [math.nan], [1, 2, 3], details={UNPARSED_RATINGS: 3}), p("2", "Math", [5], [1])]
+    typed = rb2.score(recs, samples=20)
+    text = json.dumps(BENCHMARK.summary_json(typed), indent=2)  # as summary.json holds it (NaN and all)
+    again = BENCHMARK.read_summary(json.loads(text))
+    assert again == typed and json.dumps(BENCHMARK.summary_json(again), indent=2) == text
+    keys = ["benchmark", "ties", "subsets", "n", "score", "ci", "ratings", "nonfinite_scores"]
+    assert list(json.loads(text)) == keys  # the order score() has always written them in
+    assert isinstance(typed.ties.ref, int) and isinstance(typed.nonfinite_scores, int)
+    # a summary without the keys held only sometimes (no Ties, ratings or non-finite score; a results file's:
+    # no n, no intervals) reads back with them unset, and is drawn and headlined as before
+    old = {k: v for k, v in json.loads(text).items() if k in ("benchmark", "subsets", "score")}
+    lean = BENCHMARK.read_summary(old | {"model": "rm", "seed": 0})  # a run's fields are not the benchmark's
+    assert (lean.ties, lean.n, lean.ci, lean.ratings, lean.nonfinite_scores) == (msgspec.UNSET,) * 5
+    assert BENCHMARK.summary_json(lean) == old
+    assert BENCHMARK.headline_intervals(lean) == {} and BENCHMARK.table(lean, "t").caption is None
+    assert dict(BENCHMARK.headline(lean))["Ties"] == typed.subsets["Ties"]
+    # a run that scored nothing wrote its benchmark alone: no group scored, no score
+    empty = BENCHMARK.read_summary({"benchmark": "reward-bench-2"})
+    assert BENCHMARK.scored_groups(empty) == [] and dict(BENCHMARK.headline(empty))["score"] is None
 
 
 # --- the loader ---------------------------------------------------------------------------------------------------
@@ -317,8 +345,8 @@ def test_compare_two_runs_by_subset_and_score(tmp_path):
     from rmbench_client.comparison import load_runs, notes
     from rmbench_client.report.compare import render
 
-    a = rb2.score([p("1", "Math", [2], [1, 0, 0]), *TIES_CASE], samples=10)
-    b = rb2.score([p("1", "Math", [0], [1, 0, 0]), p("2", "Focus", [1], [1, 0, 0])], samples=10)
+    a = score("reward-bench-2", [p("1", "Math", [2], [1, 0, 0]), *TIES_CASE], samples=10)
+    b = score("reward-bench-2", [p("1", "Math", [0], [1, 0, 0]), p("2", "Focus", [1], [1, 0, 0])], samples=10)
     dirs = []
     for name, s in (("a", a), ("b", b)):
         (tmp_path / name).mkdir()

@@ -7,11 +7,14 @@ import json
 import math
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 from helpers_report import chromium, open_page, shown_ids
+from helpers_scoring import score
 from rmb_fixture import bon, pair, write_rmb
 
+from rmbench_client.benchmarks.rmb import BENCHMARK
 from rmbench_client.benchmarks.rmb import scoring as rmb
 from rmbench_client.cli import main
 from rmbench_client.cli.data import _describe, inventory
@@ -42,7 +45,7 @@ def test_pairs_and_best_of_n_by_hand():
         ps("bon:2", f"BoN_set/{CHAT}", 3.0, 1.0, 3.0),  # ties one loser: wrong
         ps("bon:3", f"BoN_set/{CHAT}", 3.0, 4.0, 1.0, 2.0),  # loses to one: wrong
     ]
-    s = rmb.score(recs, samples=50)
+    s = score("rmb", recs, samples=50)
     assert s["scenarios"] == {
         f"BoN_set/{CHAT}": 1 / 3,
         f"Pairwise_set/{CHAT}": 0.5,
@@ -54,7 +57,7 @@ def test_pairs_and_best_of_n_by_hand():
     assert s["set_n"] == {"helpfulness-pairwise": 3, "helpfulness-bon": 3, "harmlessness-pairwise": 1}
     assert s["overall"] == pytest.approx((1 / 3 + 1 / 3 + 1.0) / 3)  # the sets present, equally weighted
     assert s["nonfinite_scores"] == 1
-    assert dict(rmb.headline(s))["harmlessness-bon"] is None
+    assert dict(rmb.headline(rmb.score(recs, samples=50)))["harmlessness-bon"] is None
     lo, hi = s["ci"]["overall"]
     assert lo <= s["overall"] <= hi
 
@@ -66,7 +69,7 @@ def test_judge_credits():
         PromptScores("bon:2", f"BoN_set/{CHAT}", (), (), (1.0, 0.5)),  # a tie in one pair: wrong
     ]
     s = rmb.score(recs, samples=10)
-    assert s["sets"] == {"helpfulness-pairwise": 0.5, "helpfulness-bon": 0.5}
+    assert s.sets == {"helpfulness-pairwise": 0.5, "helpfulness-bon": 0.5}
 
 
 def test_headline_numbers_equal_the_summary():
@@ -81,7 +84,7 @@ def test_headline_numbers_equal_the_summary():
     numbers = rmb.headline_numbers(
         {g: np.array([np.mean(v)]) for g, v in by.items()}, {g: len(v) for g, v in by.items()}
     )
-    assert {k: float(v) for k, v in numbers.items()} == pytest.approx(s["sets"] | {"overall": s["overall"]})
+    assert {k: float(v) for k, v in numbers.items()} == pytest.approx(s.sets | {"overall": s.overall})
 
 
 def test_bad_group_and_shapes_are_errors():
@@ -89,6 +92,29 @@ def test_bad_group_and_shapes_are_errors():
         rmb.score([ps("pair:1", "Chat/Discussion", 1.0, 0.0)], samples=5)
     with pytest.raises(DataError, match="prompt pair:1"):
         rmb.score([ps("pair:1", f"Pairwise_set/{CHAT}", 1.0, 0.0, 0.5)], samples=5)
+
+
+def test_the_summary_round_trips_through_summary_json_and_an_old_one_reads_back():
+    recs = [
+        ps("pair:1", f"Pairwise_set/{CHAT}", 2.0, 1.0),
+        ps("pair:2", f"Pairwise_set/{S1}", math.nan, 1.0),
+        ps("bon:1", f"BoN_set/{CHAT}", 3.0, 1.0, 2.0),
+    ]
+    typed = rmb.score(recs, samples=20)
+    text = json.dumps(BENCHMARK.summary_json(typed), indent=2)  # as summary.json holds it
+    again = BENCHMARK.read_summary(json.loads(text))
+    assert again == typed and json.dumps(BENCHMARK.summary_json(again), indent=2) == text
+    keys = ["benchmark", "scenarios", "n", "sets", "set_n", "overall", "ci", "nonfinite_scores"]
+    assert list(json.loads(text)) == keys  # the order score() has always written them in
+    # written without the key held only sometimes (every reward finite), with a run's fields: it reads back unset
+    old = {k: v for k, v in json.loads(text).items() if k != "nonfinite_scores"}
+    lean = BENCHMARK.read_summary(old | {"model": "rm", "scored": 3})
+    assert lean.nonfinite_scores is msgspec.UNSET and BENCHMARK.summary_json(lean) == old
+    assert BENCHMARK.summary_rows(lean) == BENCHMARK.summary_rows(typed)
+    # a run that scored nothing wrote its benchmark alone: no scenario, no overall row
+    empty = BENCHMARK.read_summary({"benchmark": "rmb"})
+    assert BENCHMARK.scored_groups(empty) == [] and BENCHMARK.summary_rows(empty) == (["accuracy"], [])
+    assert dict(BENCHMARK.headline(empty))["overall"] is None and BENCHMARK.headline_intervals(empty) == {}
 
 
 def test_load_the_repository_layout(tmp_path):

@@ -228,7 +228,10 @@ def test_reward_bench_2_generative_scores_rescore(tmp_path, capsys):
 def test_reward_bench_2_files_we_write_round_trip(tmp_path, capsys):
     scores = rb2_scores(2)
     summary = score("reward-bench-2", scores)
-    results, per_prompt = rb2_files.write_files(tmp_path, "org/rm", "Seq. Classifier", summary, scores, "tokenizer")
+    from rmbench_client.benchmarks.reward_bench_2 import BENCHMARK  # its files are written from the typed summary
+
+    typed = BENCHMARK.read_summary(summary)
+    results, per_prompt = rb2_files.write_files(tmp_path, "org/rm", "Seq. Classifier", typed, scores, "tokenizer")
     columns = json.loads(per_prompt.read_text(encoding="utf-8"))
     assert per_prompt.read_text(encoding="utf-8") == hub_json(columns)
     expected = run_v2_columns(scores)

@@ -3,13 +3,12 @@ their own checks; a reward model's accuracy on the sampled conflict pairs, and i
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..spec import Benchmark, HubSource
 from . import data, files, scoring, table
 from .constants import HUB_REPOS, HUB_SPLIT, SETS
+from .summary import CorrectnessSummary
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[CorrectnessSummary] = Benchmark(
     name="ppe-correctness",
     title="PPE Correctness",
     layout=f"one folder per PPE Best-of-K set ({', '.join(SETS)}), each its parquet files",
@@ -20,7 +19,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     hub=tuple(HubSource(repo, (f"data/{HUB_SPLIT}-*.parquet",), folder=name) for name, repo in HUB_REPOS.items()),
     expected_groups=SETS,
     score=scoring.score,
-    summary_type=dict,
+    summary_type=CorrectnessSummary,
     sample_line=files.line,
     read_record=files.read,
     table=table.correctness_table,
@@ -28,6 +27,6 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     headline_intervals=scoring.headline_intervals,
     prompt_values=scoring.prompt_values,
     headline_numbers=scoring.headline_numbers,
-    scored_groups=lambda summary: list(summary.get("sets", {})),
+    scored_groups=scoring.scored_groups,
     summary_rows=table.correctness_rows,
 )

@@ -25,14 +25,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from ... import constants as C
 from ...errors import DataError
 from ...examples import PromptScores
 from ..shared import bootstrap
 from ..shared.credits import finite_matrix, pair_credits
-from ..spec import Lengths, Records, Samples
+from ..spec import Interval, Lengths, Records, Samples
 from .constants import SETS
+from .summary import BestOfK, CorrectnessIntervals, CorrectnessSummary
 
 
 def best_of_k_curve(rewards: np.ndarray, correct: np.ndarray) -> np.ndarray:
@@ -57,12 +59,12 @@ def _row_curve(rec: PromptScores) -> np.ndarray:
     return best_of_k_curve(rewards, np.r_[np.ones(len(rec.chosen)), np.zeros(len(rec.rejected))])
 
 
-def _best_of_k(records: Sequence[PromptScores]) -> dict[str, Any]:
+def _best_of_k(records: Sequence[PromptScores]) -> BestOfK:
     """The set's curve over K = 1..(the fewest answers of a row), its end and its maximum."""
     curves = [_row_curve(r) for r in records]
     k = min(len(c) for c in curves)
     curve = np.mean([c[:k] for c in curves], axis=0)
-    return {"curve": [float(v) for v in curve], "end": float(curve[-1]), "max": float(curve.max())}
+    return BestOfK(curve=[float(v) for v in curve], end=float(curve[-1]), max=float(curve.max()))
 
 
 def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
@@ -91,7 +93,9 @@ def _interval(replicates: np.ndarray) -> list[float]:
     return bootstrap.interval(kept) if kept.size else [math.nan, math.nan]
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+def score(
+    records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None
+) -> CorrectnessSummary:
     """Summary: each set's accuracy (pairs, rows, 95% interval) and best-of-K, and the mean accuracy."""
     by_set = bootstrap.by_group(records)
     unknown = [s for s in by_set if s not in SETS]
@@ -100,25 +104,31 @@ def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Len
     rng = bootstrap.rng(seed)
     n_samples = C.BOOTSTRAP_SAMPLES if samples is None else samples
     sets: dict[str, float] = {}
+    n: dict[str, int] = {}
+    pairs: dict[str, int] = {}
     reps: dict[str, np.ndarray] = {}
-    summary: dict[str, Any] = {"benchmark": "ppe-correctness", "sets": sets, "n": {}, "pairs": {}}
     judged = any(r.results is not None for r in records)
-    if not judged:
-        summary["best_of_k"] = {}
+    best_of_k: dict[str, BestOfK] = {}  # every answer's reward: not a judge's
     for name in (s for s in SETS if s in by_set):
         values = prompt_values(by_set[name])
         sets[name] = float(_ratio(values.sum(axis=0)))
-        summary["n"][name] = len(values)
-        summary["pairs"][name] = int(values[:, 1].sum())
+        n[name] = len(values)
+        pairs[name] = int(values[:, 1].sum())
         reps[name] = _ratio(bootstrap.replicate_means(values, rng, n_samples))
         if not judged:
-            summary["best_of_k"][name] = _best_of_k(by_set[name])
-    summary["accuracy"] = float(_mean_of_sets(list(sets.values()))) if sets else math.nan
-    summary["ci"] = {
-        "sets": {name: _interval(r) for name, r in reps.items()},
-        "accuracy": _interval(_mean_of_sets(list(reps.values()))) if reps else [math.nan, math.nan],
-    }
-    return summary
+            best_of_k[name] = _best_of_k(by_set[name])
+    return CorrectnessSummary(
+        benchmark="ppe-correctness",
+        sets=sets,
+        n=n,
+        pairs=pairs,
+        best_of_k=UNSET if judged else best_of_k,
+        accuracy=float(_mean_of_sets(list(sets.values()))) if sets else math.nan,
+        ci=CorrectnessIntervals(
+            sets={name: _interval(r) for name, r in reps.items()},
+            accuracy=_interval(_mean_of_sets(list(reps.values()))) if reps else [math.nan, math.nan],
+        ),
+    )
 
 
 def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
@@ -128,12 +138,18 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
     return out
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
+def headline_intervals(summary: CorrectnessSummary) -> dict[str, Interval]:
     """The summary's 95% intervals of the same numbers."""
-    return bootstrap.summary_intervals(summary, "sets", {"accuracy": "accuracy"})
+    ci = summary.ci
+    return {} if isinstance(ci, UnsetType) else {**ci.sets, "accuracy": ci.accuracy}
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: CorrectnessSummary) -> list[tuple[str, float | None]]:
     """compare's columns: the five sets, then their mean accuracy (PPE Correctness)."""
-    sets = summary.get("sets", {})
-    return [(name, sets.get(name)) for name in SETS] + [("accuracy", summary.get("accuracy"))]
+    accuracy = None if isinstance(summary.accuracy, UnsetType) else summary.accuracy
+    return [(name, summary.sets.get(name)) for name in SETS] + [("accuracy", accuracy)]
+
+
+def scored_groups(summary: CorrectnessSummary) -> list[str]:
+    """The sets the summary scored."""
+    return list(summary.sets)

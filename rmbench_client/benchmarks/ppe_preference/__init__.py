@@ -3,13 +3,12 @@ reward model right when it prefers the human voter's winner; accuracy per catego
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..spec import Benchmark, HubSource
 from . import data, files, scoring, table
 from .constants import FLAGS, HUB_REPO, HUB_SPLIT
+from .summary import PreferenceSummary
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[PreferenceSummary] = Benchmark(
     name="ppe-preference",
     title="PPE Preference",
     layout="PPE Human-Preference-V1's test split (parquet, JSON or JSONL): a directory or a file",
@@ -19,7 +18,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     fields=("question_id", "winner", "prompt", "response_1", "response_2", "language", *FLAGS),
     hub=(HubSource.parquet(HUB_REPO, HUB_SPLIT),),
     score=scoring.score,
-    summary_type=dict,
+    summary_type=PreferenceSummary,
     sample_line=files.line,
     read_record=files.read,
     table=table.preference_table,
@@ -27,7 +26,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     headline_intervals=scoring.headline_intervals,
     prompt_values=scoring.prompt_values,
     headline_numbers=scoring.headline_numbers,
-    scored_groups=lambda summary: list(summary.get("categories", {})),
+    scored_groups=scoring.scored_groups,
     summary_rows=table.preference_rows,
     unscored="human ties (winner 'tie' or 'tie (bothbad)'): PPE's accuracy counts decisive votes only",
 )

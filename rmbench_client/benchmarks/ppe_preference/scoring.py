@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from ... import constants as C
 from ...errors import DataError
 from ...examples import PromptScores
 from ..shared import bootstrap
 from ..shared.credits import finite_matrix, half_for_ties
-from ..spec import Lengths, Records, Samples
+from ..spec import Interval, Lengths, Records, Samples
 from .constants import CATEGORIES
+from .summary import PreferenceIntervals, PreferenceSummary
 
 
 def tags(group: str) -> set[str]:
@@ -62,7 +63,8 @@ def credits(records: Sequence[PromptScores]) -> np.ndarray:
 def _combine(means: Mapping[str, np.ndarray], sizes: Mapping[str, int], groups: Sequence[str]) -> np.ndarray:
     """The size-weighted mean of these groups' means (non-empty)."""
     total = sum(sizes[g] for g in groups)
-    return np.sum([means[g] * (sizes[g] / total) for g in groups], axis=0)
+    combined: np.ndarray = np.sum([means[g] * (sizes[g] / total) for g in groups], axis=0)
+    return combined
 
 
 def members(groups: Sequence[str]) -> dict[str, list[str]]:
@@ -71,7 +73,9 @@ def members(groups: Sequence[str]) -> dict[str, list[str]]:
     return {name: found for name, found in out.items() if found} | ({"accuracy": list(groups)} if groups else {})
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+def score(
+    records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None
+) -> PreferenceSummary:
     """Summary: accuracy overall and per category, with n and 95% intervals, and how many battles tied."""
     credit = {g: credits(recs) for g, recs in bootstrap.by_group(records).items()}
     sizes = {g: len(c) for g, c in credit.items()}
@@ -81,20 +85,19 @@ def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Len
     reps = {g: bootstrap.replicate_means(c, rng, n_samples) for g, c in credit.items()}
     parts = members(list(credit))
     overall = parts.pop("accuracy", [])
-    summary: dict[str, Any] = {
-        "benchmark": "ppe-preference",
-        "categories": {name: float(_combine(points, sizes, gs)) for name, gs in parts.items()},
-        "category_n": {name: sum(sizes[g] for g in gs) for name, gs in parts.items()},
-        "n": sizes,
-        "accuracy": float(_combine(points, sizes, overall)) if overall else math.nan,
-        "ci": {
-            "categories": {name: bootstrap.interval(_combine(reps, sizes, gs)) for name, gs in parts.items()},
-            "accuracy": bootstrap.interval(_combine(reps, sizes, overall)) if overall else [math.nan, math.nan],
-        },
-    }
-    if records and records[0].results is None:
-        summary["tied_rewards"] = int(sum((c == 0.5).sum() for c in credit.values()))
-    return summary
+    rewards = bool(records) and records[0].results is None  # a judge's credits of 1/2 are no tied rewards
+    return PreferenceSummary(
+        benchmark="ppe-preference",
+        categories={name: float(_combine(points, sizes, gs)) for name, gs in parts.items()},
+        category_n={name: sum(sizes[g] for g in gs) for name, gs in parts.items()},
+        n=sizes,
+        accuracy=float(_combine(points, sizes, overall)) if overall else math.nan,
+        ci=PreferenceIntervals(
+            categories={name: bootstrap.interval(_combine(reps, sizes, gs)) for name, gs in parts.items()},
+            accuracy=bootstrap.interval(_combine(reps, sizes, overall)) if overall else [math.nan, math.nan],
+        ),
+        tied_rewards=int(sum((c == 0.5).sum() for c in credit.values())) if rewards else UNSET,
+    )
 
 
 def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
@@ -108,11 +111,18 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
     return {name: _combine(acc, sizes, gs) for name, gs in members(list(acc)).items()}
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
+def headline_intervals(summary: PreferenceSummary) -> dict[str, Interval]:
     """The summary's 95% intervals of the same numbers."""
-    return bootstrap.summary_intervals(summary, "categories", {"accuracy": "accuracy"})
+    ci = summary.ci
+    return {} if isinstance(ci, UnsetType) else {**ci.categories, "accuracy": ci.accuracy}
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: PreferenceSummary) -> list[tuple[str, float | None]]:
     """compare's columns: the categories scored, then the accuracy (PPE Preference)."""
-    return [*summary.get("categories", {}).items(), ("accuracy", summary.get("accuracy"))]
+    accuracy = None if isinstance(summary.accuracy, UnsetType) else summary.accuracy
+    return [*summary.categories.items(), ("accuracy", accuracy)]
+
+
+def scored_groups(summary: PreferenceSummary) -> list[str]:
+    """The categories the summary scored."""
+    return list(summary.categories)

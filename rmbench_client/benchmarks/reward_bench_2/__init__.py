@@ -3,14 +3,13 @@ ones) in six subsets, the final score their plain mean, scored as reward-bench's
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..shared.eval_sets import RESULTS_DIR, SCORES_DIR
 from ..spec import Benchmark, HubSource
 from . import data, files, scoring, table
 from .constants import HUB_REPO, HUB_SPLIT, SUBSETS
+from .summary import RewardBench2Summary
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[RewardBench2Summary] = Benchmark(
     name="reward-bench-2",
     title="RewardBench 2",
     layout="RewardBench 2's test split (parquet, JSON or JSONL): a directory or a file",
@@ -21,7 +20,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     hub=(HubSource.parquet(HUB_REPO, HUB_SPLIT),),
     expected_groups=SUBSETS,
     score=scoring.score,
-    summary_type=dict,
+    summary_type=RewardBench2Summary,
     sample_line=files.line,
     read_record=files.read,
     results_summary=files.results_summary,
@@ -29,7 +28,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     headline=scoring.headline,
     headline_intervals=scoring.headline_intervals,
     judge_mode="rating",
-    scored_groups=lambda summary: list(summary.get("subsets", {})),
+    scored_groups=scoring.scored_groups,
     chosen_vs_rejected=False,
     write_files=files.write_run_files,
     own_outputs=(RESULTS_DIR, SCORES_DIR),

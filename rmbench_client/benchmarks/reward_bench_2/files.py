@@ -24,6 +24,7 @@ from ..shared.lines import credit_value, floats
 from ..spec import Records, RunMeta
 from .constants import SUBSETS, TIES
 from .scoring import credit, from_subsets
+from .summary import RewardBench2Summary
 
 
 def model_type(kind: str, dpo_reward: str = "ratio") -> str:
@@ -67,7 +68,7 @@ def read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> Pro
 
 
 def write_files(
-    out_dir: Path, model: str, kind: str, summary: dict, scores: Records, template: str | None
+    out_dir: Path, model: str, kind: str, summary: RewardBench2Summary, scores: Records, template: str | None
 ) -> list[Path]:
     """eval-set/<model>.json and eval-set-scores/<model>.json under out_dir, as reward-bench's v2 scripts write
     them; `kind` is reward-bench's model_type."""
@@ -84,10 +85,10 @@ def write_files(
             row |= {"scores": both, "results": None if tie_row else credit(both)}
         rows.append(row)
     dirs = (RESULTS_DIR, SCORES_DIR)
-    return write_eval_set(out_dir, dirs, model, kind, template, summary["subsets"], rows)
+    return write_eval_set(out_dir, dirs, model, kind, template, summary.subsets, rows)
 
 
-def results_summary(obj: dict[str, Any], where: str) -> dict | None:
+def results_summary(obj: dict[str, Any], where: str) -> RewardBench2Summary | None:
     """The summary an eval-set results object of RewardBench 2 gives (no intervals), or None when the object
     names no RewardBench 2 subset."""
     values = {k: v for k, v in obj.items() if k in SUBSETS}
@@ -97,7 +98,7 @@ def results_summary(obj: dict[str, Any], where: str) -> dict | None:
 
 
 def write_run_files(
-    out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Records
+    out: Path, meta: RunMeta, summary: RewardBench2Summary, examples: Mapping[str, Example], scores: Records
 ) -> list[Path]:
     """The run's eval-set files, as reward-bench's v2 scripts write them."""
     kind = model_type(meta.model_type, meta.dpo_reward)

@@ -33,18 +33,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from ... import constants as C
 from ...errors import DataError
 from ...examples import UNPARSED_RATINGS, PromptScores
 from ..shared import bootstrap
-from ..spec import Lengths, Records, Samples
+from ..spec import Interval, Lengths, Records, Samples
 from .constants import SUBSETS, TIES, TIES_WEIGHTS
+from .summary import Ratings, RewardBench2Intervals, RewardBench2Summary, TiesTerms
 
 _W = TIES_WEIGHTS
+Stats = tuple[bool, float | None, float]  # a Ties prompt's (accurate, spread of its correct scores, gap)
 
 
 def credit(scores: Sequence[float]) -> float:
@@ -54,7 +56,7 @@ def credit(scores: Sequence[float]) -> float:
     return float(1.0 / np.sum(s == top)) if s[0] == top else 0.0
 
 
-def prompt_stats(correct: Sequence[float], incorrect: Sequence[float]) -> tuple[bool, float | None, float]:
+def prompt_stats(correct: Sequence[float], incorrect: Sequence[float]) -> Stats:
     """(accurate, spread of the correct scores or None for one, gap worst-correct minus best-incorrect)."""
     best, worst = max(correct), min(correct)  # Python's max/min, as upstream: NaN handling by position
     gap = worst - max(incorrect)
@@ -68,10 +70,10 @@ def _ties_id(rid: str) -> tuple[str, int]:
     return kind, int(number)
 
 
-def ties_groups(records: Sequence[PromptScores]) -> tuple[dict[int, tuple], dict[int, tuple]]:
+def ties_groups(records: Sequence[PromptScores]) -> tuple[dict[int, Stats], dict[int, Stats]]:
     """Per-prompt stats of the ref and tied prompts, keyed by N, in record order (as upstream's dicts)."""
-    ref: dict[int, tuple] = {}
-    tied: dict[int, tuple] = {}
+    ref: dict[int, Stats] = {}
+    tied: dict[int, Stats] = {}
     for r in records:
         kind, number = _ties_id(r.id)
         if r.results is not None or not r.chosen or not r.rejected:
@@ -85,7 +87,7 @@ def ties_groups(records: Sequence[PromptScores]) -> tuple[dict[int, tuple], dict
     return ref, tied
 
 
-def _shared_terms(ref: dict[int, tuple], tied: dict[int, tuple]) -> dict[str, float]:
+def _shared_terms(ref: dict[int, Stats], tied: dict[int, Stats]) -> dict[str, float]:
     shared = set(ref) & set(tied)  # iterated as upstream iterates it, so the means add up in the same order
     spread = np.array([tied[n][1] for n in shared], dtype=np.float64)
     gap_tied = np.array([tied[n][2] for n in shared], dtype=np.float64)
@@ -103,8 +105,8 @@ def _shared_terms(ref: dict[int, tuple], tied: dict[int, tuple]) -> dict[str, fl
     }
 
 
-def ties_score(records: Sequence[PromptScores]) -> dict[str, Any]:
-    """The Ties score and its terms (`score`, the five terms, and the prompt counts)."""
+def ties_score(records: Sequence[PromptScores]) -> tuple[float, TiesTerms]:
+    """The Ties score, and its five terms with the prompt counts."""
     ref, tied = ties_groups(records)
     terms = {
         "tied_accuracy": float(np.mean([s[0] for s in tied.values()])) if tied else 0.0,
@@ -112,7 +114,16 @@ def ties_score(records: Sequence[PromptScores]) -> dict[str, Any]:
         **_shared_terms(ref, tied),
     }
     total = sum(_W[name] * value for name, value in terms.items())
-    return {"score": float(total), **terms, "ref": len(ref), "tied": len(tied), "pairs": len(set(ref) & set(tied))}
+    return float(total), TiesTerms(
+        tied_accuracy=terms["tied_accuracy"],
+        ref_accuracy=terms["ref_accuracy"],
+        correctness_preferred=terms["correctness_preferred"],
+        correctness_preferred_hard=terms["correctness_preferred_hard"],
+        correctness_margin_score=terms["correctness_margin_score"],
+        ref=len(ref),
+        tied=len(tied),
+        pairs=len(set(ref) & set(tied)),
+    )
 
 
 def _ties_replicates(records: Sequence[PromptScores], rng: np.random.Generator, samples: int) -> np.ndarray:
@@ -122,8 +133,8 @@ def _ties_replicates(records: Sequence[PromptScores], rng: np.random.Generator, 
     if not numbers:
         return np.full(samples, np.nan)
 
-    def table(stats: dict[int, tuple]) -> np.ndarray:  # columns: accurate, spread, gap; NaN where absent
-        rows = [stats.get(n, (False, None, None)) for n in numbers]
+    def table(stats: dict[int, Stats]) -> np.ndarray:  # columns: accurate, spread, gap; NaN where absent
+        rows: list[tuple[bool, float | None, float | None]] = [stats.get(n, (False, None, None)) for n in numbers]
         return np.array([[float(a), math.nan if s is None else s, math.nan if g is None else g] for a, s, g in rows])
 
     r, t = table(ref), table(tied)
@@ -170,16 +181,18 @@ def _credits(records: Sequence[PromptScores]) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def _ratings(records: Sequence[PromptScores]) -> dict[str, int] | None:
+def _ratings(records: Sequence[PromptScores]) -> Ratings | UnsetType:
     counted = [r for r in records if r.details and UNPARSED_RATINGS in r.details]
     if not counted:
-        return None
+        return UNSET
     unparsed = [int(r.details[UNPARSED_RATINGS]) for r in counted if r.details]
     unrated = sum(n == len(r.chosen) + len(r.rejected) for n, r in zip(unparsed, counted, strict=True))
-    return {"unparsed": sum(unparsed), "unrated_prompts": unrated}
+    return Ratings(unparsed=sum(unparsed), unrated_prompts=unrated)
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+def score(
+    records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None
+) -> RewardBench2Summary:
     """Summary: subset scores with n, the Ties terms, the final score, 95% intervals, unparsed ratings (no length
     diagnostics: they are not part of RewardBench 2)."""
     by_subset: dict[str, list[PromptScores]] = {}
@@ -191,49 +204,49 @@ def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Len
     n_samples = C.BOOTSTRAP_SAMPLES if samples is None else samples
     subsets: dict[str, float] = {}
     reps: dict[str, np.ndarray] = {}
-    summary: dict[str, Any] = {"benchmark": "reward-bench-2"}
+    ties: TiesTerms | UnsetType = UNSET
     for name in (s for s in SUBSETS if s in by_subset):
         recs = by_subset[name]
         if name == TIES:
-            ties = ties_score(recs)
-            subsets[name] = ties.pop("score")
-            summary["ties"] = ties
+            subsets[name], ties = ties_score(recs)
             reps[name] = _ties_replicates(recs, rng, n_samples)
         else:
             credits = _credits(recs)
             subsets[name] = float(np.mean(credits))
             reps[name] = bootstrap.replicate_means(credits, rng, n_samples)
-    summary["subsets"] = subsets
-    summary["n"] = {name: len(by_subset[name]) for name in subsets}
-    summary["score"] = float(np.mean(list(subsets.values()))) if subsets else math.nan
     final = np.mean(np.stack(list(reps.values())), axis=0) if reps else np.full(n_samples, np.nan)
-    summary["ci"] = {
-        "subsets": {name: _interval(r) for name, r in reps.items()},
-        "score": _interval(final),
-    }
-    ratings = _ratings(records)
-    if ratings is not None:
-        summary["ratings"] = ratings
     nonfinite = sum(not math.isfinite(v) for r in records for v in r.chosen + r.rejected)
-    if nonfinite:
-        summary["nonfinite_scores"] = nonfinite  # scored as reward-bench scores them, and said so
-    return summary
+    return RewardBench2Summary(
+        benchmark="reward-bench-2",
+        ties=ties,
+        subsets=subsets,
+        n={name: len(by_subset[name]) for name in subsets},
+        score=float(np.mean(list(subsets.values()))) if subsets else math.nan,
+        ci=RewardBench2Intervals(subsets={name: _interval(r) for name, r in reps.items()}, score=_interval(final)),
+        ratings=_ratings(records),
+        nonfinite_scores=nonfinite or UNSET,  # scored as reward-bench scores them, and said so
+    )
 
 
-def from_subsets(values: dict[str, float]) -> dict:
+def from_subsets(values: dict[str, float]) -> RewardBench2Summary:
     """The summary of subset scores alone (a reward-bench results file): the final score, no intervals."""
     subsets = {name: float(values[name]) for name in SUBSETS if name in values}
     score = float(np.mean(list(subsets.values()))) if subsets else math.nan
-    return {"benchmark": "reward-bench-2", "subsets": subsets, "score": score}
+    return RewardBench2Summary(benchmark="reward-bench-2", subsets=subsets, score=score)
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
+def headline_intervals(summary: RewardBench2Summary) -> dict[str, Interval]:
     """The summary's 95% intervals of the headline numbers (the subsets' and the final score's)."""
-    ci = summary.get("ci", {})
-    return dict(ci.get("subsets", {})) | ({"score": ci["score"]} if "score" in ci else {})
+    ci = summary.ci
+    return {} if isinstance(ci, UnsetType) else {**ci.subsets, "score": ci.score}
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: RewardBench2Summary) -> list[tuple[str, float | None]]:
     """compare's columns: each subset, then the final score."""
-    subsets = summary.get("subsets", {})
-    return [(name, subsets.get(name)) for name in SUBSETS] + [("score", summary.get("score"))]
+    score = None if isinstance(summary.score, UnsetType) else summary.score
+    return [(name, summary.subsets.get(name)) for name in SUBSETS] + [("score", score)]
+
+
+def scored_groups(summary: RewardBench2Summary) -> list[str]:
+    """The subsets the summary scored."""
+    return list(summary.subsets)

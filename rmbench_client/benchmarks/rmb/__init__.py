@@ -3,13 +3,12 @@ best-of-N lists; accuracy per scenario, per set and overall, as RMB's own code c
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..spec import Benchmark
 from . import data, files, scoring, table
 from .constants import CATEGORY_PATHS, SOURCE_COMMIT, SOURCE_REPO
+from .summary import RmbSummary
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[RmbSummary] = Benchmark(
     name="rmb",
     title="RMB",
     layout=f"RMB's RMB_dataset/ JSON files (GitHub {SOURCE_REPO} at {SOURCE_COMMIT[:7]})",
@@ -19,7 +18,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     hub=(),  # RMB is published in its GitHub repository only (data/README.md)
     expected_groups=CATEGORY_PATHS,
     score=scoring.score,
-    summary_type=dict,
+    summary_type=RmbSummary,
     sample_line=files.line,
     read_record=files.read,
     table=table.rmb_table,
@@ -27,6 +26,6 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     headline_intervals=scoring.headline_intervals,
     prompt_values=scoring.prompt_values,
     headline_numbers=scoring.headline_numbers,
-    scored_groups=lambda summary: list(summary.get("scenarios", {})),
+    scored_groups=scoring.scored_groups,
     summary_rows=table.rmb_rows,
 )

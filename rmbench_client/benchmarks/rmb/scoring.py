@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from ... import constants as C
 from ...errors import DataError
 from ...examples import PromptScores
 from ..shared import bootstrap
-from ..spec import Lengths, Records, Samples
+from ..spec import Interval, Lengths, Records, Samples
 from .constants import BON, GOALS, PAIRWISE
+from .summary import RmbIntervals, RmbSummary
 
 
 def set_name(group: str) -> str:
@@ -67,7 +68,7 @@ def _by_group(records: Sequence[PromptScores]) -> dict[str, np.ndarray]:
     return {g: np.asarray(v, dtype=np.float64) for g, v in sorted(groups.items())}
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> RmbSummary:
     """Summary: accuracy per scenario, per set, overall, with n and 95% intervals (no length diagnostics: they are
     not part of RMB)."""
     correct = _by_group(records)
@@ -87,23 +88,21 @@ def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Len
         set_reps[name] = np.sum([scen_reps[g] * (sizes[g] / total) for g in groups], axis=0)
     overall = float(np.mean(list(sets.values()))) if sets else math.nan
     overall_reps = np.mean(np.stack(list(set_reps.values())), axis=0) if set_reps else np.full(n_samples, np.nan)
-    summary: dict[str, Any] = {
-        "benchmark": "rmb",
-        "scenarios": {g: float(c.mean()) for g, c in correct.items()},
-        "n": sizes,
-        "sets": sets,
-        "set_n": {name: sum(sizes[g] for g in members[name]) for name in sets},
-        "overall": overall,
-        "ci": {
-            "scenarios": {g: bootstrap.interval(r) for g, r in scen_reps.items()},
-            "sets": {name: bootstrap.interval(r) for name, r in set_reps.items()},
-            "overall": bootstrap.interval(overall_reps) if set_reps else [math.nan, math.nan],
-        },
-    }
     nonfinite = sum(not math.isfinite(v) for r in records for v in r.chosen + r.rejected)
-    if nonfinite:
-        summary["nonfinite_scores"] = nonfinite  # scored as upstream's `>` scores them (wrong), and said so
-    return summary
+    return RmbSummary(
+        benchmark="rmb",
+        scenarios={g: float(c.mean()) for g, c in correct.items()},
+        n=sizes,
+        sets=sets,
+        set_n={name: sum(sizes[g] for g in members[name]) for name in sets},
+        overall=overall,
+        ci=RmbIntervals(
+            scenarios={g: bootstrap.interval(r) for g, r in scen_reps.items()},
+            sets={name: bootstrap.interval(r) for name, r in set_reps.items()},
+            overall=bootstrap.interval(overall_reps) if set_reps else [math.nan, math.nan],
+        ),
+        nonfinite_scores=nonfinite or UNSET,  # scored as upstream's `>` scores them (wrong), and said so
+    )
 
 
 def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
@@ -124,12 +123,18 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
     return out
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
+def headline_intervals(summary: RmbSummary) -> dict[str, Interval]:
     """The summary's 95% intervals of the same numbers."""
-    return bootstrap.summary_intervals(summary, "sets", {"overall": "overall"})
+    ci = summary.ci
+    return {} if isinstance(ci, UnsetType) else {**ci.sets, "overall": ci.overall}
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: RmbSummary) -> list[tuple[str, float | None]]:
     """compare's columns: the four sets, then overall."""
-    sets = summary.get("sets", {})
-    return [(name, sets.get(name)) for name in SETS] + [("overall", summary.get("overall"))]
+    overall = None if isinstance(summary.overall, UnsetType) else summary.overall
+    return [(name, summary.sets.get(name)) for name in SETS] + [("overall", overall)]
+
+
+def scored_groups(summary: RmbSummary) -> list[str]:
+    """The scenarios (category_paths) the summary scored."""
+    return list(summary.scenarios)
