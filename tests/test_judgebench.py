@@ -67,10 +67,10 @@ def test_accuracy_as_judgebench_computes_it():
             PromptScores("c", "coding", (0.0,), (3.0,)), PromptScores("d", "coding", (5.0,), (4.0,)),
             PromptScores("e", "coding", (1.5,), (1.0,))]  # fmt: skip
     summary = benchmarks.get("judgebench").score(recs, seed=0)
-    assert summary["benchmark"] == "judgebench"
-    assert summary["subsets"] == {"coding": 2 / 3, "math": 0.5}
-    assert summary["accuracy"] == pytest.approx(3 / 5)  # n_correct / n_pairs, every pair alike
-    assert summary["macro_accuracy"] == pytest.approx((2 / 3 + 0.5) / 2)
+    assert summary.benchmark == "judgebench"
+    assert summary.subsets == {"coding": 2 / 3, "math": 0.5}
+    assert summary.accuracy == pytest.approx(3 / 5)  # n_correct / n_pairs, every pair alike
+    assert summary.macro_accuracy == pytest.approx((2 / 3 + 0.5) / 2)
     assert benchmarks.get("judgebench").headline(summary)[-1] == ("accuracy", pytest.approx(0.6))
 
 

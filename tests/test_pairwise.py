@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers_scoring import score
 from hub_schemas import write_parquet
 
 from rmbench_client.benchmarks.shared import pairwise
@@ -46,21 +47,21 @@ def test_accuracy_prompt_weighted_and_macro():
     # subset a: 3 of 4 right (one tie counts as wrong); subset b: 0 of 1
     recs = [ps("1", "a", 2, 1), ps("2", "a", 3, 0), ps("3", "a", 1, 1), ps("4", "a", 5, 4), ps("5", "b", 0, 1)]
     s = pairwise.score(recs, samples=200)
-    assert s["subsets"] == {"a": 0.75, "b": 0.0} and s["n"] == {"a": 4, "b": 1}
-    assert s["accuracy"] == 3 / 5  # every prompt weighs the same
-    assert s["macro_accuracy"] == (0.75 + 0.0) / 2  # every subset weighs the same
-    for key in ("accuracy", "macro_accuracy"):
-        lo, hi = s["ci"][key]
-        assert lo <= s[key] <= hi
-    assert s["ci"]["subsets"]["b"] == [0.0, 0.0]
-    assert pairwise.score(recs, seed=1, samples=200)["ci"] == pairwise.score(recs, seed=1, samples=200)["ci"]
+    assert s.subsets == {"a": 0.75, "b": 0.0} and s.n == {"a": 4, "b": 1}
+    assert s.accuracy == 3 / 5  # every prompt weighs the same
+    assert s.macro_accuracy == (0.75 + 0.0) / 2  # every subset weighs the same
+    assert isinstance(s.ci, pairwise.PairIntervals)
+    for value, (lo, hi) in ((s.accuracy, s.ci.accuracy), (s.macro_accuracy, s.ci.macro_accuracy)):
+        assert lo <= value <= hi
+    assert s.ci.subsets["b"] == [0.0, 0.0]
+    assert pairwise.score(recs, seed=1, samples=200).ci == pairwise.score(recs, seed=1, samples=200).ci
 
 
 def test_judge_credits_and_empty_input():
     s = pairwise.score([PromptScores("1", "x", (), (), (0.5,)), PromptScores("2", "x", (), (), (1.0,))], samples=10)
-    assert s["accuracy"] == 0.75
+    assert s.accuracy == 0.75
     empty = pairwise.score([], samples=10)
-    assert empty["subsets"] == {} and empty["accuracy"] != empty["accuracy"]  # NaN: nothing scored
+    assert empty.subsets == {} and empty.accuracy != empty.accuracy  # NaN: nothing scored
 
 
 # --- loading ------------------------------------------------------------------------------------------------------
@@ -167,7 +168,7 @@ def test_compare_two_runs_by_subset_accuracy_and_macro(tmp_path):
         ("b", [ps("1", "x", 1, 0), ps("2", "x", 1, 0)]),
     ):
         (tmp_path / name).mkdir()
-        s = pairwise.score(recs, samples=10) | {"model": name}
+        s = score("pairwise", recs, samples=10) | {"model": name}
         (tmp_path / name / "summary.json").write_text(json.dumps(s), encoding="utf-8")
         dirs.append(str(tmp_path / name))
     assert str(render(load_runs(dirs), "csv")).splitlines() == [

@@ -13,6 +13,7 @@ from helpers_scoring import score
 from rich.console import Console
 
 from rmbench_client import constants as C
+from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.rm_bench.heatmap import write_heatmaps
 from rmbench_client.cli.compare import add_compare_parser, cmd_compare
 from rmbench_client.comparison import load_runs
@@ -21,6 +22,7 @@ from rmbench_client.examples import PromptScores
 from rmbench_client.report.compare import bar_chart, render
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+RMBENCH = registry.get("rm-bench")
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -65,7 +67,7 @@ def run_dir(root: Path, name: str, model: str, summary: dict) -> Path:
 
 
 def test_heatmaps_one_png_per_domain_and_overall(tmp_path):
-    summary = score("rm-bench", rmbench_scores(0))
+    summary = RMBENCH.score(rmbench_scores(0))
     paths = write_heatmaps(summary, tmp_path / "run", "org/model")
     assert [p.name for p in paths] == [
         "heatmap-chat.png",
@@ -81,14 +83,15 @@ def test_heatmaps_one_png_per_domain_and_overall(tmp_path):
 def test_heatmap_pixels_load(tmp_path):
     import matplotlib.image
 
-    (path, *_) = write_heatmaps(score("rm-bench", rmbench_scores(1, domains=("math",))), tmp_path, "m")
+    (path, *_) = write_heatmaps(RMBENCH.score(rmbench_scores(1, domains=("math",))), tmp_path, "m")
     pixels = matplotlib.image.imread(path)
     assert pixels.ndim == 3 and pixels.shape[0] > 400 and pixels.shape[1] > 400
     assert pixels.std() > 0.05  # not a blank canvas
 
 
-def test_no_heatmaps_for_rewardbench(tmp_path):
-    assert write_heatmaps(score("reward-bench", rewardbench_scores(0)), tmp_path, "m") == []
+def test_no_heatmaps_without_domains(tmp_path):
+    for summary in (RMBENCH.score([]), RMBENCH.read_summary({"benchmark": "rm-bench"})):  # a run that scored nothing
+        assert write_heatmaps(summary, tmp_path, "m") == []
     assert list(tmp_path.iterdir()) == []
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from helpers_scoring import score
 
+from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.reward_bench import files as rb_files
 from rmbench_client.benchmarks.reward_bench.scoring import from_subsets
 from rmbench_client.benchmarks.reward_bench_2 import files as rb2_files
@@ -23,6 +24,8 @@ from rmbench_client.cli import main
 from rmbench_client.errors import DataError
 from rmbench_client.examples import Example, PromptScores
 from rmbench_client.score_files import read_scores, summarize
+
+REWARD_BENCH = registry.get("reward-bench")
 
 
 def save_to_hub(path: Path, data: dict | list) -> Path:
@@ -112,13 +115,14 @@ def test_reward_bench_results_file(tmp_path, capsys):
     grouped = {"model": "org/rm", "model_type": "Seq. Classifier", "chat_template": "tokenizer", **summary["subsets"]}
     s = score_json(capsys, save_to_hub(tmp_path / "eval-set.json", grouped))
     assert s == {k: summary[k] for k in ("benchmark", "subsets", "sections", "score")}
-    assert s == from_subsets(summary["subsets"])
+    assert s == REWARD_BENCH.summary_json(from_subsets(summary["subsets"]))
 
 
 def test_reward_bench_files_we_write_round_trip(tmp_path):
     scores = rb_scores(4)
     summary = score("reward-bench", scores)
-    results, per_prompt = rb_files.write_files(tmp_path, "org/rm-x", "Seq. Classifier", summary, scores, "tokenizer")
+    typed = REWARD_BENCH.read_summary(summary)
+    results, per_prompt = rb_files.write_files(tmp_path, "org/rm-x", "Seq. Classifier", typed, scores, "tokenizer")
     assert results == tmp_path / "eval-set" / "org" / "rm-x.json"
     assert per_prompt == tmp_path / "eval-set-scores" / "org" / "rm-x.json"
     for path in (results, per_prompt):
@@ -157,7 +161,7 @@ def test_reward_bench_model_types_and_bad_names(tmp_path):
     assert rb2_files.model_type("judge") == "Generative RM"
     scores = rb_scores(5)
     with pytest.raises(DataError, match="cannot name a result file"):
-        rb_files.write_files(tmp_path, "../escape", "DPO", score("reward-bench", scores), scores, None)
+        rb_files.write_files(tmp_path, "../escape", "DPO", REWARD_BENCH.score(scores), scores, None)
 
 
 # --- reward-bench v2 ----------------------------------------------------------------------------------------------

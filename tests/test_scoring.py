@@ -9,9 +9,8 @@ import random
 import numpy as np
 import pytest
 from helpers_data import require_ixc
+from helpers_scoring import score
 
-from rmbench_client.benchmarks.reward_bench import scoring as rewardbench
-from rmbench_client.benchmarks.rm_bench import scoring as rmbench
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 
@@ -37,7 +36,7 @@ def three_prompts() -> list[PromptScores]:
 
 
 def test_rmbench_hand_computed_matrix_and_levels():
-    summary = rmbench.score(three_prompts(), samples=200)
+    summary = score("rm-bench", three_prompts(), samples=200)
     chat = summary["domains"]["chat"]
     assert chat["n"] == 3
     np.testing.assert_allclose(chat["matrix"], MATRIX_ABC, rtol=0, atol=1e-12)
@@ -49,14 +48,14 @@ def test_rmbench_hand_computed_matrix_and_levels():
 
 
 def test_rmbench_single_prompt_levels():
-    chat = rmbench.score([rm("chat/1", *PROMPT_A)], samples=50)["domains"]["chat"]
+    chat = score("rm-bench", [rm("chat/1", *PROMPT_A)], samples=50)["domains"]["chat"]
     assert (chat["easy"], chat["normal"], chat["hard"]) == pytest.approx((1.0, 1.0, 0.0), abs=1e-12)
     assert chat["avg"] == pytest.approx(2 / 3, abs=1e-12)
 
 
 def test_rmbench_ties_count_as_wrong():
     recs = [rm(f"chat/{i}", [0.5] * 3, [0.5] * 3) for i in range(4)]
-    summary = rmbench.score(recs, samples=50)
+    summary = score("rm-bench", recs, samples=50)
     for level in ("easy", "normal", "hard", "avg"):
         assert summary["domains"]["chat"][level] == 0.0
     assert summary["domains"]["chat"]["matrix"] == [[0.0] * 3] * 3
@@ -64,7 +63,7 @@ def test_rmbench_ties_count_as_wrong():
 
 def test_rmbench_perfect_scorer_gives_one_everywhere():
     recs = [rm(f"{d}/{i}", [10 + i] * 3, [i] * 3, domain=d) for d in ("chat", "code") for i in range(5)]
-    summary = rmbench.score(recs, samples=50)
+    summary = score("rm-bench", recs, samples=50)
     for block in (*summary["domains"].values(), summary["overall"]):
         for level in ("easy", "normal", "hard", "avg"):
             assert block[level] == 1.0
@@ -76,7 +75,7 @@ def test_rmbench_invariant_to_prompt_order():
     shuffled = list(recs)
     random.Random(1).shuffle(shuffled)
     assert shuffled != recs
-    a, b = rmbench.score(recs, samples=100), rmbench.score(shuffled, samples=100)
+    a, b = score("rm-bench", recs, samples=100), score("rm-bench", shuffled, samples=100)
     for name in ("chat", "code"):
         for key in ("easy", "normal", "hard", "avg", "n"):
             assert a["domains"][name][key] == pytest.approx(b["domains"][name][key], abs=1e-12)
@@ -93,7 +92,7 @@ def test_rmbench_overall_is_mean_over_domains_not_pooled():
         rm("code/2", [1, 1, 1], [0, 0, 0], "code"),
         rm("code/3", [0, 0, 0], [0, 0, 0], "code"),
     ]
-    summary = rmbench.score(recs, samples=100)
+    summary = score("rm-bench", recs, samples=100)
     code = summary["domains"]["code"]
     assert (code["easy"], code["normal"], code["hard"], code["avg"]) == pytest.approx((2 / 3,) * 4, abs=1e-12)
     overall = summary["overall"]
@@ -105,7 +104,7 @@ def test_rmbench_overall_is_mean_over_domains_not_pooled():
 
 
 def test_rmbench_empty_input():
-    summary = rmbench.score([], samples=10)
+    summary = score("rm-bench", [], samples=10)
     assert summary == {"benchmark": "rm-bench", "domains": {}, "overall": {}}
 
 
@@ -113,7 +112,7 @@ def test_ixc_reference_pooled_as_one_domain_matches_published_numbers():
     records = json.loads(require_ixc().read_text(encoding="utf-8"))
     assert len(records) == 1327
     recs = [rm(f"all/{i}", r["score_chosen"], r["score_rejected"], "all") for i, r in enumerate(records)]
-    levels = rmbench.score(recs, samples=10)["domains"]["all"]
+    levels = score("rm-bench", recs, samples=10)["domains"]["all"]
     published = {"easy": 87.47, "normal": 71.34, "hard": 47.45}  # percent, rounded to 2 decimals
     for level, value in published.items():
         assert abs(100 * levels[level] - value) < 0.005, (level, levels[level])
@@ -126,12 +125,12 @@ def test_rmbench_non_finite_score_raises(bad, side):
     broken = [1.0, bad, 3.0]
     rec = rm("chat/7", broken, good) if side == "chosen" else rm("chat/7", good, broken)
     with pytest.raises(DataError, match="chat/7"):
-        rmbench.score([rm("chat/1", *PROMPT_A), rec], samples=10)
+        score("rm-bench", [rm("chat/1", *PROMPT_A), rec], samples=10)
 
 
 def test_rmbench_wrong_number_of_scores_raises():
     with pytest.raises(DataError, match="chat/9"):
-        rmbench.score([PromptScores("chat/9", "chat", (1.0, 2.0), (0.0, 1.0))], samples=10)
+        score("rm-bench", [PromptScores("chat/9", "chat", (1.0, 2.0), (0.0, 1.0))], samples=10)
 
 
 def _mixed(n_copies: int) -> list[PromptScores]:
@@ -141,8 +140,8 @@ def _mixed(n_copies: int) -> list[PromptScores]:
 
 def test_bootstrap_is_seeded_and_contains_point_estimate():
     recs = _mixed(4)
-    a, b = rmbench.score(recs, seed=3, samples=300), rmbench.score(recs, seed=3, samples=300)
-    c = rmbench.score(recs, seed=4, samples=300)
+    a, b = score("rm-bench", recs, seed=3, samples=300), score("rm-bench", recs, seed=3, samples=300)
+    c = score("rm-bench", recs, seed=4, samples=300)
     assert a["domains"]["chat"]["ci"] == b["domains"]["chat"]["ci"]
     assert a["overall"]["ci"] == b["overall"]["ci"]
     assert a["domains"]["chat"]["ci"] != c["domains"]["chat"]["ci"]
@@ -153,8 +152,8 @@ def test_bootstrap_is_seeded_and_contains_point_estimate():
 
 
 def test_bootstrap_narrower_with_more_data():
-    small = rmbench.score(_mixed(2), seed=0, samples=400)["domains"]["chat"]["ci"]
-    large = rmbench.score(_mixed(40), seed=0, samples=400)["domains"]["chat"]["ci"]
+    small = score("rm-bench", _mixed(2), seed=0, samples=400)["domains"]["chat"]["ci"]
+    large = score("rm-bench", _mixed(40), seed=0, samples=400)["domains"]["chat"]["ci"]
     for level in ("easy", "normal", "hard", "avg"):
         assert large[level][1] - large[level][0] < (small[level][1] - small[level][0]) / 2, level
 
@@ -225,7 +224,7 @@ def test_rewardbench_sections_with_missing_subsets_and_ties():
         + rb_subset("math-prm", 1, 2)  # 0.5
         + rb_subset("hep-python", 1, 1)  # 1.0
     )
-    s = rewardbench.score(recs, samples=50)
+    s = score("reward-bench", recs, samples=50)
     assert s["subsets"]["mt-bench-easy"] == 0.25
     assert s["subsets"]["alpacaeval-length"] == 0.5
     chat = (0.75 * 100 + 0.5 * 95 + 1.0 * 95 + 0.25 * 28 + 0.0 * 40) / (100 + 95 + 95 + 28 + 40)
@@ -249,7 +248,7 @@ def test_rewardbench_all_subsets_official_weights():
             correct = rnd.randint(0, total)
             acc[subset] = correct / total
             recs += rb_subset(subset, correct, total)
-    s = rewardbench.score(recs, samples=50)
+    s = score("reward-bench", recs, samples=50)
     expected = {
         sec: sum(acc[sub] * w for sub, w in weights.items()) / sum(weights.values())
         for sec, weights in SECTIONS.items()
@@ -264,7 +263,7 @@ def test_rewardbench_math_weight_dominates_reasoning():
     recs = rb_subset("math-prm", 5, 5)
     for lang in ("cpp", "go", "java", "js", "python", "rust"):
         recs += rb_subset(f"hep-{lang}", 0, 3)
-    assert rewardbench.score(recs, samples=20)["sections"]["Reasoning"] == pytest.approx(0.5, abs=1e-12)
+    assert score("reward-bench", recs, samples=20)["sections"]["Reasoning"] == pytest.approx(0.5, abs=1e-12)
 
 
 def test_rewardbench_prior_sets_weigh_half():
@@ -276,7 +275,7 @@ def test_rewardbench_prior_sets_weigh_half():
         + rb_subset("anthropic_hhh", 2, 2)  # 1.0
         + rb_subset("shp", 1, 2)  # 0.5 -> Prior Sets (plain mean) 0.75
     )
-    s = rewardbench.score(recs, samples=20)
+    s = score("reward-bench", recs, samples=20)
     assert s["sections"]["Prior Sets"] == pytest.approx(0.75, abs=1e-12)
     assert s["score"] == pytest.approx((1.0 + 0.0 + 0.5 + 0.25 + 0.5 * 0.75) / 4.5, abs=1e-9)
 
@@ -284,12 +283,12 @@ def test_rewardbench_prior_sets_weigh_half():
 def test_rewardbench_non_finite_raises():
     recs = rb_subset("hep-go", 1, 2) + [PromptScores("hep-go-x", "hep-go", (math.nan,), (0.0,))]
     with pytest.raises(DataError, match="hep-go-x"):
-        rewardbench.score(recs, samples=10)
+        score("reward-bench", recs, samples=10)
 
 
 def test_rewardbench_bootstrap_seeded():
     recs = rb_subset("hep-go", 5, 9) + rb_subset("donotanswer", 3, 7)
-    a, b = rewardbench.score(recs, seed=1, samples=200), rewardbench.score(recs, seed=1, samples=200)
+    a, b = score("reward-bench", recs, seed=1, samples=200), score("reward-bench", recs, seed=1, samples=200)
     assert a["ci"] == b["ci"]
     lo, hi = a["ci"]["score"]
     assert lo <= a["score"] <= hi

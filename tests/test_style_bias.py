@@ -15,7 +15,6 @@ from helpers_scoring import score
 from rich.console import Console
 from scipy.stats import spearmanr
 
-from rmbench_client.benchmarks import registry as benchmarks
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
 from rmbench_client.benchmarks.shared.style_bias import spearman
 from rmbench_client.cli import main
@@ -27,7 +26,6 @@ from rmbench_client.report.printing import print_summary
 from rmbench_client.runner import run
 
 PAIRS = ("concise<detailed", "concise<markdown", "detailed<markdown")
-RMBENCH = benchmarks.get("rm-bench")
 
 
 def rm(rid: str, chosen, rejected, domain: str = "chat") -> PromptScores:
@@ -38,7 +36,7 @@ def test_always_elaborate_never_elaborate_and_ties():
     up = [rm(f"chat/{i}", [1, 2, 3], [0, 1, 2]) for i in range(20)]
     down = [rm(f"code/{i}", [3, 2, 1], [2, 1, 0], "code") for i in range(20)]
     flat = [rm(f"safety/{i}", [1, 1, 1], [0, 0, 0], "safety") for i in range(20)]
-    bias = RMBENCH.score(up + down + flat, samples=200)["style_bias"]
+    bias = score("rm-bench", up + down + flat, samples=200)["style_bias"]
     assert bias["styles"] == list(rmbench_c.STYLES)
     assert list(bias["pairs"]) == list(PAIRS)
     for pair in PAIRS:
@@ -63,7 +61,7 @@ def test_sides_count_separately_and_interval_covers():
         records.append(rm(f"chat/{i}", c, r))
         for k, (a, b) in enumerate(((0, 1), (0, 2), (1, 2))):
             expected[PAIRS[k]] += (c[b] > c[a]) + (r[b] > r[a])
-    bias = RMBENCH.score(records, samples=500)["style_bias"]
+    bias = score("rm-bench", records, samples=500)["style_bias"]
     for pair in PAIRS:
         got = bias["pairs"][pair]
         assert got["prefers"] == pytest.approx(expected[pair] / 600)

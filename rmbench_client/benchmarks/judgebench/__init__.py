@@ -7,6 +7,7 @@ from typing import Any
 
 from ...examples import Example, PromptScores
 from ..shared import pairwise
+from ..shared.pairwise import PairSummary
 from ..spec import Benchmark, HubSource
 from . import data, scoring
 from .constants import CATEGORIES, HUB_REPO, SPLITS
@@ -22,7 +23,7 @@ def _read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> Pr
     return pairwise.named_read(rec, where, index, domain, NAME)
 
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[PairSummary] = Benchmark(
     name=NAME,
     title="JudgeBench",
     layout="JudgeBench's gpt and claude splits (parquet, JSON or JSONL): a directory or a file",
@@ -33,7 +34,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     hub=(HubSource.parquet(HUB_REPO, *SPLITS),),
     expected_groups=CATEGORIES,
     score=scoring.score,
-    summary_type=dict,
+    summary_type=PairSummary,
     sample_line=_line,
     read_record=_read,
     table=pairwise.pairwise_table,

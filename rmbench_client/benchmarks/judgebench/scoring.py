@@ -12,15 +12,19 @@ Intervals: bootstrap over pairs within categories, as for every one-pair benchma
 
 from __future__ import annotations
 
+import msgspec
+
 from ..shared import pairwise
+from ..shared.pairwise import PairSummary
+from ..shared.tables import known
 from ..spec import Lengths, Records, Samples
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> PairSummary:
     """Summary: per-category accuracy with n, the overall (pair-weighted) and macro accuracy, 95% intervals."""
-    return pairwise.score(records, seed, samples, lengths) | {"benchmark": "judgebench"}
+    return msgspec.structs.replace(pairwise.score(records, seed, samples, lengths), benchmark="judgebench")
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: PairSummary) -> list[tuple[str, float | None]]:
     """Each category, then the overall accuracy JudgeBench reports (every pair weighs the same)."""
-    return [*summary.get("subsets", {}).items(), ("accuracy", summary.get("accuracy"))]
+    return [*summary.subsets.items(), ("accuracy", known(summary.accuracy))]

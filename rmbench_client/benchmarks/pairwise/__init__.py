@@ -7,6 +7,7 @@ from typing import Any
 
 from ...examples import Example, PromptScores
 from ..shared import pairwise
+from ..shared.pairwise import PairSummary
 from ..spec import Benchmark
 from . import data
 
@@ -21,7 +22,7 @@ def _read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> Pr
     return pairwise.named_read(rec, where, index, domain, NAME)
 
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[PairSummary] = Benchmark(
     name=NAME,
     title="your own preference data",
     layout="your own pairs: a JSON, JSONL or parquet file of records with prompt, chosen and rejected",
@@ -30,7 +31,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     parse_record=data.parse_record,
     fields=("id", "prompt", "chosen", "rejected", "subset"),
     score=pairwise.score,
-    summary_type=dict,
+    summary_type=PairSummary,
     sample_line=_line,
     read_record=_read,
     table=pairwise.pairwise_table,

@@ -3,8 +3,6 @@ weighted sections (Chat, Chat Hard, Safety, Reasoning) and the prior sets, score
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..shared import pairwise
 from ..shared.eval_sets import RESULTS_DIR, SCORES_DIR
 from ..spec import Benchmark, HubSource
@@ -18,8 +16,9 @@ from .constants import (
     PRIOR_SUBSETS,
     SECTIONS,
 )
+from .summary import RewardBenchSummary
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[RewardBenchSummary] = Benchmark(
     name="reward-bench",
     title="RewardBench",
     layout="RewardBench's filtered split and the prior sets (parquet, JSON or JSONL): a directory or a file",
@@ -31,7 +30,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     hub=(HubSource.parquet(HUB_REPO, HUB_SPLIT), HubSource.parquet(PRIOR_HUB_REPO, *PRIOR_SUBSETS)),
     expected_groups=tuple(s for subsets in SECTIONS.values() for s in subsets),
     score=scoring.score,
-    summary_type=dict,
+    summary_type=RewardBenchSummary,
     sample_line=pairwise.line,
     read_record=files.read,
     results_summary=files.results_summary,
@@ -40,7 +39,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     headline_intervals=scoring.headline_intervals,
     prompt_values=scoring.prompt_values,
     headline_numbers=scoring.headline_numbers,
-    scored_groups=lambda summary: list(summary.get("subsets", {})),
+    scored_groups=scoring.scored_groups,
     summary_rows=table.rewardbench_rows,
     write_files=files.write_run_files,
     own_outputs=(RESULTS_DIR, SCORES_DIR, PRIOR_RESULTS_DIR, PRIOR_SCORES_DIR),

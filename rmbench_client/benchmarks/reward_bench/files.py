@@ -26,6 +26,7 @@ from ..spec import Records, RunMeta
 from .constants import PRIOR_RESULTS_DIR, PRIOR_SCORES_DIR
 from .data import KNOWN_SUBSETS, PRIOR_SPLITS
 from .scoring import from_subsets
+from .summary import RewardBenchSummary
 
 
 def read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> PromptScores | None:
@@ -42,7 +43,7 @@ def read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> Pro
 
 
 def write_files(
-    out_dir: Path, model: str, kind: str, summary: dict, scores: Records, template: str | None
+    out_dir: Path, model: str, kind: str, summary: RewardBenchSummary, scores: Records, template: str | None
 ) -> list[Path]:
     """eval-set/ and eval-set-scores/ files (and pref-sets/ ones for the prior sets) under out_dir, as reward-bench
     writes them; `kind` is reward-bench's model_type (see `model_type`), `template` its chat_template field
@@ -55,7 +56,7 @@ def write_files(
     ):
         part = [s for s in scores if (s.group not in prior) == core]
         if part:
-            accuracies = {name: acc for name, acc in summary["subsets"].items() if (name not in prior) == core}
+            accuracies = {name: acc for name, acc in summary.subsets.items() if (name not in prior) == core}
             out += write_eval_set(out_dir, dirs, model, kind, template, accuracies, [_record(s) for s in part])
     return out
 
@@ -74,7 +75,7 @@ def _record(s: PromptScores) -> dict[str, Any]:
     }
 
 
-def results_summary(obj: dict[str, Any], where: str) -> dict | None:
+def results_summary(obj: dict[str, Any], where: str) -> RewardBenchSummary | None:
     """The summary an eval-set (and pref-sets) results object gives (no intervals: it holds no prompts), or None
     when the object names no RewardBench subset."""
     acc = {k: v for k, v in obj.items() if k in KNOWN_SUBSETS}
@@ -84,7 +85,7 @@ def results_summary(obj: dict[str, Any], where: str) -> dict | None:
 
 
 def write_run_files(
-    out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Records
+    out: Path, meta: RunMeta, summary: RewardBenchSummary, examples: Mapping[str, Example], scores: Records
 ) -> list[Path]:
     """The run's eval-set files (and pref-sets ones), as reward-bench writes them."""
     kind = model_type(meta.model_type, meta.dpo_reward)

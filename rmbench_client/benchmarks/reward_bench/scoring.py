@@ -15,12 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from msgspec import UnsetType
 
 from ...examples import PromptScores
 from ..shared import bootstrap, style_bias
 from ..shared.credits import outcomes
-from ..spec import Lengths, Records, Samples
+from ..shared.tables import known
+from ..spec import Interval, Lengths, Records, Samples
 from .constants import PRIOR_SECTION, PRIOR_SUBSETS, PRIOR_WEIGHT, SECTIONS, WEIGHTS
+from .summary import RewardBenchIntervals, RewardBenchSummary
 
 
 def sections(acc: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -42,7 +45,8 @@ def final_score(secs: dict[str, np.ndarray]) -> np.ndarray:
     weights = {name: 1.0 for name in SECTIONS} | {PRIOR_SECTION: PRIOR_WEIGHT}
     present = [name for name in weights if name in secs]
     w = np.array([weights[name] for name in present])
-    return sum(secs[name] * wi for name, wi in zip(present, w, strict=True)) / w.sum()
+    total: np.ndarray = sum(secs[name] * wi for name, wi in zip(present, w, strict=True)) / w.sum()
+    return total
 
 
 def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
@@ -58,51 +62,56 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int] |
     return {**secs, "score": final_score(secs), **acc}
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
+def headline_intervals(summary: RewardBenchSummary) -> dict[str, Interval]:
     """The summary's 95% intervals of the same headline numbers."""
-    ci = summary.get("ci", {})
-    return {**ci.get("sections", {}), **({"score": ci["score"]} if "score" in ci else {}), **ci.get("subsets", {})}
+    ci = summary.ci
+    return {} if isinstance(ci, UnsetType) else {**ci.sections, "score": ci.score, **ci.subsets}
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+def score(
+    records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None
+) -> RewardBenchSummary:
     """Summary: subset accuracies with n, section scores, the final score, and 95% intervals for each; with
     `lengths` (prompt id -> (chosen, rejected) lengths) the correlation of score and length."""
     correct, reps = bootstrap.pair_accuracies(records, seed, samples)
     acc = {name: np.asarray(c.mean()) for name, c in correct.items()}
     secs = sections(acc)
     rep_secs = sections(reps)
-    summary: dict = {
-        "benchmark": "reward-bench",
-        "subsets": {name: float(a) for name, a in acc.items()},
-        "sections": {name: float(s) for name, s in secs.items()},
-        "n": {name: len(c) for name, c in correct.items()},
-    }
-    summary["score"] = float(final_score(secs)) if secs else float("nan")
-    summary["ci"] = {
-        "subsets": {name: bootstrap.interval(r) for name, r in reps.items()},
-        "sections": {name: bootstrap.interval(r) for name, r in rep_secs.items()},
-        "score": bootstrap.interval(final_score(rep_secs)) if rep_secs else [float("nan"), float("nan")],
-    }
+    summary = RewardBenchSummary(
+        benchmark="reward-bench",
+        subsets={name: float(a) for name, a in acc.items()},
+        sections={name: float(s) for name, s in secs.items()},
+        n={name: len(c) for name, c in correct.items()},
+        score=float(final_score(secs)) if secs else float("nan"),
+        ci=RewardBenchIntervals(
+            subsets={name: bootstrap.interval(r) for name, r in reps.items()},
+            sections={name: bootstrap.interval(r) for name, r in rep_secs.items()},
+            score=bootstrap.interval(final_score(rep_secs)) if rep_secs else [float("nan"), float("nan")],
+        ),
+    )
     bias = style_bias.diagnose(records, 1, (), lengths, seed, samples)
     if bias is not None:
-        summary["style_bias"] = bias
+        summary.style_bias = bias
     return summary
 
 
-def from_subsets(acc: dict[str, float]) -> dict:
+def from_subsets(acc: dict[str, float]) -> RewardBenchSummary:
     """The summary of subset accuracies alone (a reward-bench results file): sections and score, no intervals."""
     arrays = {name: np.asarray(value) for name, value in sorted(acc.items())}
     secs = sections(arrays)
-    return {
-        "benchmark": "reward-bench",
-        "subsets": {name: float(a) for name, a in arrays.items()},
-        "sections": {name: float(s) for name, s in secs.items()},
-        "score": float(final_score(secs)) if secs else float("nan"),
-    }
+    return RewardBenchSummary(
+        benchmark="reward-bench",
+        subsets={name: float(a) for name, a in arrays.items()},
+        sections={name: float(s) for name, s in secs.items()},
+        score=float(final_score(secs)) if secs else float("nan"),
+    )
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: RewardBenchSummary) -> list[tuple[str, float | None]]:
     """compare's columns: each section (the Prior Sets where scored), then the final score."""
-    sections = summary.get("sections", {})
-    names = [*SECTIONS, *([PRIOR_SECTION] if PRIOR_SECTION in sections else [])]
-    return [(name, sections.get(name)) for name in names] + [("score", summary.get("score"))]
+    names = [*SECTIONS, *([PRIOR_SECTION] if PRIOR_SECTION in summary.sections else [])]
+    return [(name, summary.sections.get(name)) for name in names] + [("score", known(summary.score))]
+
+
+def scored_groups(summary: RewardBenchSummary) -> list[str]:
+    return list(summary.subsets)

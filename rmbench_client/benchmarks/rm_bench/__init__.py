@@ -6,16 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ...examples import Example
 from ..spec import Benchmark, HubSource, Records, RunMeta
 from . import data, files, scoring, table
 from .constants import CHECKSUMS, DATA_ENV, DOMAINS, HEATMAP_FILE, HUB_REPO, RESULTS_FILE, STYLES, TOTAL_FILE
+from .summary import RMBenchSummary
 
 
 def _write_files(
-    out: Path, meta: RunMeta, summary: dict, examples: Mapping[str, Example], scores: Records
+    out: Path, meta: RunMeta, summary: RMBenchSummary, examples: Mapping[str, Example], scores: Records
 ) -> list[Path]:
     """The heatmaps of the 3x3 matrices, and RM-Bench's own results file."""
     from .heatmap import write_heatmaps  # matplotlib: imported only when a run writes its files
@@ -24,7 +24,7 @@ def _write_files(
     return [*heatmaps, files.write_results(out, examples, scores)]
 
 
-BENCHMARK: Benchmark[Any] = Benchmark(
+BENCHMARK: Benchmark[RMBenchSummary] = Benchmark(
     name="rm-bench",
     title="RM-Bench",
     layout=f"a directory of RM-Bench's *_filtered.json domain files or its {TOTAL_FILE}",
@@ -38,7 +38,7 @@ BENCHMARK: Benchmark[Any] = Benchmark(
     data_env=DATA_ENV,
     expected_groups=DOMAINS,
     score=scoring.score,
-    summary_type=dict,
+    summary_type=RMBenchSummary,
     sample_line=files.line,
     read_record=files.read,
     table=table.rmbench_table,

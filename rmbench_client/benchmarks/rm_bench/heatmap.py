@@ -10,8 +10,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from msgspec import UnsetType
+
 from ..shared.formatting import pyplot
+from ..shared.tables import known
 from .constants import HEATMAP_DPI, HEATMAP_FILE, STYLES
+from .scoring import level_values
+from .summary import Domain, Overall, RMBenchSummary
 
 _REGION_COLOURS = {"easy": "#1f77b4", "normal": "#444444", "hard": "#d62728"}
 
@@ -25,11 +30,11 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "unnamed"
 
 
-def _plot(plt: Any, levels: dict, title: str, path: Path) -> None:
+def _plot(plt: Any, matrix: list[list[float]], title: str, path: Path) -> None:
     import numpy as np
     from matplotlib.patches import Patch, Rectangle
 
-    m = 100 * np.asarray(levels["matrix"], dtype=float)
+    m = 100 * np.asarray(matrix, dtype=float)
     styles = STYLES
     fig, ax = plt.subplots(figsize=(6.4, 5.6), layout="constrained")
     image = ax.imshow(m, cmap="RdYlGn", vmin=0, vmax=100)
@@ -71,25 +76,29 @@ def _plot(plt: Any, levels: dict, title: str, path: Path) -> None:
     plt.close(fig)
 
 
-def _title(model: str, name: str, levels: dict) -> str:
-    nums = "   ".join(f"{level} {100 * levels[level]:.1f}" for level in ("easy", "normal", "hard", "avg"))
-    n = f"  (n={levels['n']})" if "n" in levels else ""
-    return f"{model} — RM-Bench {name}{n}\n{nums}"
+def _title(model: str, name: str, block: Domain | Overall) -> str:
+    values = zip(("easy", "normal", "hard", "avg"), level_values(block), strict=True)
+    nums = "   ".join(f"{level} {100 * value:.1f}" for level, value in values if value is not None)
+    n = known(block.n)
+    count = "" if n is None else f"  (n={n})"
+    return f"{model} — RM-Bench {name}{count}\n{nums}"
 
 
-def write_heatmaps(summary: dict, out_dir: Path, title: str) -> list[Path]:
-    """Write heatmap-<domain>.png for each domain and heatmap-overall.png; [] for a RewardBench summary."""
-    if not summary.get("domains"):  # a summary without RM-Bench domains has no matrix to draw
+def write_heatmaps(summary: RMBenchSummary, out_dir: Path, title: str) -> list[Path]:
+    """Write heatmap-<domain>.png for each domain and heatmap-overall.png; [] for a summary without domains."""
+    if not summary.domains:  # no matrix to draw
         return []
     plt = pyplot()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    panels = list(summary["domains"].items())
-    if summary.get("overall"):
-        panels.append(("overall", summary["overall"]))
+    panels: list[tuple[str, Domain | Overall, list[list[float]]]] = [
+        (name, d, d.matrix) for name, d in summary.domains.items()
+    ]
+    if not isinstance(summary.overall.matrix, UnsetType):
+        panels.append(("overall", summary.overall, summary.overall.matrix))
     written = []
-    for name, levels in panels:
+    for name, block, matrix in panels:
         path = out_dir / HEATMAP_FILE.format(name=_safe(name))
-        _plot(plt, levels, _title(title, name, levels), path)
+        _plot(plt, matrix, _title(title, name, block), path)
         written.append(path)
     return written

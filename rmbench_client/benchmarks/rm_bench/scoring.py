@@ -17,14 +17,19 @@ score and length (scoring/style_bias.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+import msgspec
 import numpy as np
+from msgspec import UnsetType
 
 from ...examples import PromptScores
 from ..shared import bootstrap, style_bias
 from ..shared.credits import outcomes
-from ..spec import Lengths, Records, Samples
+from ..shared.tables import known
+from ..spec import Interval, Lengths, Records, Samples
 from .constants import DOMAINS, STYLES
+from .summary import Domain, LevelIntervals, Overall, RMBenchSummary
 
 LEVELS = ("easy", "normal", "hard")
 _UPPER = np.triu(np.ones((3, 3), dtype=bool), k=1)
@@ -61,23 +66,35 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int] |
     return out
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
+def headline_intervals(summary: RMBenchSummary) -> dict[str, Interval]:
     """The summary's 95% intervals of the same headline numbers."""
-    out = {d: v["ci"]["avg"] for d, v in summary.get("domains", {}).items() if "avg" in v.get("ci", {})}
-    return out | dict(summary.get("overall", {}).get("ci", {}))
+    out = {d: v.ci.avg for d, v in summary.domains.items()}
+    overall = summary.overall.ci
+    return out | ({} if isinstance(overall, UnsetType) else msgspec.structs.asdict(overall))
+
+
+def level_values(block: Domain | Overall) -> list[float | None]:
+    """easy / normal / hard / avg of a domain or the overall (None where the summary has none)."""
+    return [known(block.easy), known(block.normal), known(block.hard), known(block.avg)]
+
+
+def level_intervals(block: Domain | Overall) -> list[Interval | None]:
+    """The intervals of `level_values`."""
+    ci = known(block.ci)
+    return [None] * 4 if ci is None else [ci.easy, ci.normal, ci.hard, ci.avg]
 
 
 def _domain_order(name: str) -> tuple[int, str]:
     return (DOMAINS.index(name) if name in DOMAINS else len(DOMAINS), name)
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> RMBenchSummary:
     """Summary: per-domain levels, matrix, n and 95% intervals; overall levels over the domains present; style
     bias (with the length correlation when `lengths` maps prompt id -> (chosen, rejected) lengths)."""
     by_domain = bootstrap.by_group(records)
     rng = bootstrap.rng(seed)
     kwargs = {} if samples is None else {"samples": samples}
-    domains: dict[str, dict] = {}
+    domains: dict[str, Domain] = {}
     replicates: dict[str, np.ndarray] = {}
     for name in sorted(by_domain):
         recs = by_domain[name]
@@ -86,41 +103,48 @@ def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Len
         reps = bootstrap.replicate_means(per_prompt_levels(credit), rng, **kwargs)  # (B, 3)
         replicates[name] = reps
         lv = levels(m)
-        ci = {level: bootstrap.interval(reps[:, k]) for k, level in enumerate(LEVELS)}
-        ci["avg"] = bootstrap.interval(reps.mean(axis=1))
-        domains[name] = {**lv, "n": len(recs), "matrix": m.tolist(), "ci": ci}
-    overall: dict[str, object] = {}
+        ci = _intervals(reps)
+        domains[name] = Domain(
+            easy=lv["easy"], normal=lv["normal"], hard=lv["hard"], avg=lv["avg"], n=len(recs), matrix=m.tolist(), ci=ci
+        )
+    overall = Overall()
     if domains:
-        for level in (*LEVELS, "avg"):
-            overall[level] = float(np.mean([d[level] for d in domains.values()]))
+        per_domain = [(d.easy, d.normal, d.hard, d.avg) for d in domains.values()]
+        overall.easy, overall.normal, overall.hard, overall.avg = (
+            float(np.mean(v)) for v in zip(*per_domain, strict=True)
+        )
         stacked = np.mean([replicates[name] for name in domains], axis=0)  # (B, 3): mean over domains
-        overall_ci = {level: bootstrap.interval(stacked[:, k]) for k, level in enumerate(LEVELS)}
-        overall_ci["avg"] = bootstrap.interval(stacked.mean(axis=1))
-        overall["matrix"] = np.mean([d["matrix"] for d in domains.values()], axis=0).tolist()
-        overall["n"] = sum(d["n"] for d in domains.values())
-        overall["ci"] = overall_ci
-    summary = {"benchmark": "rm-bench", "domains": domains, "overall": overall}
+        overall.matrix = np.mean([d.matrix for d in domains.values()], axis=0).tolist()
+        overall.n = sum(d.n for d in domains.values())
+        overall.ci = _intervals(stacked)
+    summary = RMBenchSummary(benchmark="rm-bench", domains=domains, overall=overall)
     bias = style_bias.diagnose(records, len(STYLES), STYLES, lengths, seed, samples)
     if bias is not None:
-        summary["style_bias"] = bias
+        summary.style_bias = bias
     return summary
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def _intervals(reps: np.ndarray) -> LevelIntervals:
+    """The levels' intervals from (B, 3) replicates of easy / normal / hard."""
+    easy, normal, hard = (bootstrap.interval(reps[:, k]) for k in range(len(LEVELS)))
+    return LevelIntervals(easy=easy, normal=normal, hard=hard, avg=bootstrap.interval(reps.mean(axis=1)))
+
+
+def headline(summary: RMBenchSummary) -> list[tuple[str, float | None]]:
     """compare's columns: each domain's avg, then the overall easy / normal / hard / avg."""
-    domains = summary.get("domains", {})
-    overall = summary.get("overall", {})
-    cols = [(d, domains[d]["avg"] if d in domains else None) for d in DOMAINS]
-    return cols + [(level, overall.get(level)) for level in (*LEVELS, "avg")]
+    domains = summary.domains
+    cols = [(d, domains[d].avg if d in domains else None) for d in DOMAINS]
+    return cols + list(zip((*LEVELS, "avg"), level_values(summary.overall), strict=True))
 
 
-def scored_groups(summary: dict) -> list[str]:
-    return list(summary.get("domains", {}))
+def scored_groups(summary: RMBenchSummary) -> list[str]:
+    return list(summary.domains)
 
 
-def matrices(summary: dict) -> dict[str, dict]:
+def matrices(summary: RMBenchSummary) -> dict[str, dict[str, Any]]:
     """Each domain's 3x3 matrix and n, then the overall one (what the report draws as heatmaps)."""
-    panels = {d: v for d, v in summary.get("domains", {}).items() if "matrix" in v}
-    if "matrix" in summary.get("overall", {}):
-        panels["overall"] = summary["overall"]
-    return {name: {"matrix": v["matrix"], "n": v.get("n")} for name, v in panels.items()}
+    panels: dict[str, dict[str, Any]] = {d: {"matrix": v.matrix, "n": v.n} for d, v in summary.domains.items()}
+    overall = summary.overall
+    if not isinstance(overall.matrix, UnsetType):
+        panels["overall"] = {"matrix": overall.matrix, "n": known(overall.n)}
+    return panels

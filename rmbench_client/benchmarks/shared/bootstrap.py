@@ -7,6 +7,7 @@ strata (domains, subsets) are resampled independently and combined per replicate
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ def interval(replicates: np.ndarray, confidence: float = C.CONFIDENCE) -> list[f
     return [float(lo), float(hi)]
 
 
-def summary_intervals(summary: dict, groups: str, names: Mapping[str, str]) -> dict[str, list[float]]:
+def summary_intervals(summary: Mapping[str, Any], groups: str, names: Mapping[str, str]) -> dict[str, list[float]]:
     """A summary's 95% intervals of its groups (`ci[groups]`) and of headline numbers (`ci[key]` shown as `name`)."""
     ci = summary.get("ci", {})
     return dict(ci.get(groups, {})) | {name: ci[key] for name, key in names.items() if key in ci}

@@ -45,7 +45,7 @@ def pair_credits(rec: PromptScores) -> np.ndarray:
     1 when the chosen answer scores higher, 1/2 when equal, 0 when lower; or a judge's credit."""
     scored = comparisons(rec.pairs, len(rec.chosen), len(rec.rejected))
     if rec.results is not None:
-        credit = finite_matrix([rec.results], [rec.id], "results", len(scored))[0]
+        credit: np.ndarray = finite_matrix([rec.results], [rec.id], "results", len(scored))[0]
         if ((credit < 0) | (credit > 1)).any():
             raise DataError(f"prompt {rec.id}: a judge's results must be credits in [0, 1]")
         return credit

@@ -6,7 +6,7 @@ of per-prompt rows plus the same fields."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -28,7 +28,13 @@ def model_type(kind: str, dpo_reward: str = "ratio") -> str:
 
 
 def write_eval_set(
-    out_dir: Path, dirs: tuple[str, str], model: str, kind: str, template: str | None, accuracies: dict, rows: list
+    out_dir: Path,
+    dirs: tuple[str, str],
+    model: str,
+    kind: str,
+    template: str | None,
+    accuracies: Mapping[str, float],
+    rows: Sequence[dict[str, Any]],
 ) -> list[Path]:
     """A results file (`accuracies` by subset) and a scores file (`rows` as columns) in `dirs` under out_dir, as
     reward-bench writes them; its generative scripts write no chat_template into the scores file."""

@@ -14,7 +14,9 @@ from .records import record_name
 ROLES = ("system", "user", "assistant")
 
 
-def record(value: Any, path: Path, index: int, required: Iterable[str] = (), hint: str = "") -> tuple[dict, str]:
+def record(
+    value: Any, path: Path, index: int, required: Iterable[str] = (), hint: str = ""
+) -> tuple[dict[str, Any], str]:
     """The record as an object holding its `required` keys, and its name for errors ('FILE: record N (id X)')."""
     where = record_name(path, index, value)
     if not isinstance(value, dict):

@@ -15,45 +15,66 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from ...errors import DataError
 from ...examples import Example, PromptScores
-from ..spec import Lengths, Records, Row, Samples
+from ..spec import Interval, Lengths, Records, Row, Samples, Summary
 from . import bootstrap, style_bias
 from .credits import outcomes
 from .formatting import percent
 from .lines import credit_value, floats
-from .tables import cell_of, subset_rows
+from .style_bias import StyleBias
+from .tables import cell_of, known, subset_rows
 
 if TYPE_CHECKING:  # rich is imported where a table is drawn
     from rich.table import Table
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> dict:
+class PairIntervals(msgspec.Struct, kw_only=True):
+    """The 95% intervals of a one-pair summary; no macro average's where no subset was scored."""
+
+    subsets: dict[str, Interval]
+    accuracy: Interval
+    macro_accuracy: Interval | UnsetType = UNSET
+
+
+class PairSummary(Summary, kw_only=True):
+    """A one-pair benchmark's summary (your own pairs, JudgeBench: `benchmark` names which). The numbers are unset
+    only in the summary of a run that scored nothing (`{"benchmark": ...}` alone); NaN when scoring no prompt."""
+
+    subsets: dict[str, float] = msgspec.field(default_factory=dict)
+    n: dict[str, int] = msgspec.field(default_factory=dict)
+    accuracy: float | UnsetType = UNSET
+    macro_accuracy: float | UnsetType = UNSET
+    ci: PairIntervals | UnsetType = UNSET
+    style_bias: StyleBias | UnsetType = UNSET
+
+
+def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> PairSummary:
     """Summary: per-subset accuracy with n, prompt-weighted and macro accuracy, and 95% intervals for each."""
     correct, reps = bootstrap.pair_accuracies(records, seed, samples)
     n = {name: len(c) for name, c in correct.items()}
-    summary: dict[str, Any] = {
-        "benchmark": "pairwise",
-        "subsets": {name: float(c.mean()) for name, c in correct.items()},
-        "n": n,
-    }
+    subsets = {name: float(c.mean()) for name, c in correct.items()}
+    summary = PairSummary(benchmark="pairwise", subsets=subsets, n=n)
     if not correct:
-        nan2 = [math.nan, math.nan]
-        return summary | {"accuracy": math.nan, "macro_accuracy": math.nan, "ci": {"subsets": {}, "accuracy": nan2}}
+        summary.accuracy = summary.macro_accuracy = math.nan
+        summary.ci = PairIntervals(subsets={}, accuracy=[math.nan, math.nan])
+        return summary
     total = sum(n.values())
-    summary["accuracy"] = float(np.concatenate(list(correct.values())).mean())
-    summary["macro_accuracy"] = float(np.mean(list(summary["subsets"].values())))
+    summary.accuracy = float(np.concatenate(list(correct.values())).mean())
+    summary.macro_accuracy = float(np.mean(list(subsets.values())))
     pooled = sum(reps[name] * (n[name] / total) for name in reps)
-    summary["ci"] = {
-        "subsets": {name: bootstrap.interval(r) for name, r in reps.items()},
-        "accuracy": bootstrap.interval(np.asarray(pooled)),
-        "macro_accuracy": bootstrap.interval(np.mean(np.stack(list(reps.values())), axis=0)),
-    }
+    summary.ci = PairIntervals(
+        subsets={name: bootstrap.interval(r) for name, r in reps.items()},
+        accuracy=bootstrap.interval(np.asarray(pooled)),
+        macro_accuracy=bootstrap.interval(np.mean(np.stack(list(reps.values())), axis=0)),
+    )
     bias = style_bias.diagnose(records, 1, (), lengths, seed, samples)
     if bias is not None:
-        summary["style_bias"] = bias
+        summary.style_bias = bias
     return summary
 
 
@@ -73,9 +94,13 @@ def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) 
     return out
 
 
-def headline_intervals(summary: dict) -> dict[str, list[float]]:
+def headline_intervals(summary: PairSummary) -> dict[str, Interval]:
     """The summary's 95% intervals of the same numbers."""
-    return bootstrap.summary_intervals(summary, "subsets", {"accuracy": "accuracy", "macro": "macro_accuracy"})
+    ci = summary.ci
+    if isinstance(ci, UnsetType):
+        return {}
+    named = {"accuracy": ci.accuracy, "macro": ci.macro_accuracy}
+    return dict(ci.subsets) | {name: v for name, v in named.items() if not isinstance(v, UnsetType)}
 
 
 # --- the per-sample line: RewardBench's, with the benchmark named where the layout alone cannot tell ---------
@@ -93,7 +118,9 @@ def line(example: Example, scores: PromptScores) -> dict[str, Any]:
     return rec
 
 
-def pair_scores(rec: dict[str, Any], where: str) -> tuple[tuple[float, ...], tuple[float, ...], tuple | None] | None:
+def pair_scores(
+    rec: dict[str, Any], where: str
+) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...] | None] | None:
     """(chosen, rejected, results) of a one-pair record (either spelling of the score keys), None if none."""
     for keys in SCORE_KEYS:
         if keys[0] in rec or keys[1] in rec:
@@ -143,39 +170,43 @@ def named_read(rec: dict[str, Any], where: str, index: int, domain: str | None, 
 # --- the table ----------------------------------------------------------------------------------------------
 
 
-def pairwise_rows(summary: dict) -> tuple[list[str], list[Row]]:
+def pairwise_rows(summary: PairSummary) -> tuple[list[str], list[Row]]:
     """One column, accuracy; a row per subset, then the prompt-weighted accuracy and the macro average."""
-    ci = summary.get("ci", {})
-    n = summary.get("n", {})
+    ci = known(summary.ci)
+    n = summary.n
     rows: list[Row] = [
-        {"name": name, "values": [cell_of(acc, ci.get("subsets", {}).get(name))], "n": n.get(name), "total": False}
-        for name, acc in summary.get("subsets", {}).items()
+        {"name": name, "values": [cell_of(acc, ci.subsets.get(name) if ci else None)], "n": n.get(name), "total": False}
+        for name, acc in summary.subsets.items()
     ]
-    for key, name, count in (("accuracy", "accuracy", sum(n.values())), ("macro_accuracy", "macro average", None)):
-        if key in summary:
-            rows.append({"name": name, "values": [cell_of(summary[key], ci.get(key))], "n": count, "total": True})
+    totals = (
+        ("accuracy", summary.accuracy, ci.accuracy if ci else None, sum(n.values())),
+        ("macro average", summary.macro_accuracy, known(ci.macro_accuracy) if ci else None, None),
+    )
+    for name, value, interval, count in totals:
+        if not isinstance(value, UnsetType):
+            rows.append({"name": name, "values": [cell_of(value, interval)], "n": count, "total": True})
     return ["accuracy"], rows
 
 
-def pairwise_table(summary: dict, title: str) -> Table:
+def pairwise_table(summary: PairSummary, title: str) -> Table:
     """Subset accuracies, the prompt-weighted accuracy and the subsets' macro average."""
     from rich.table import Table
 
     table = Table(title=title)
-    ci = summary.get("ci", {})
-    subset_rows(table, summary["subsets"], ci.get("subsets", {}), summary.get("n", {}))
-    n = sum(summary.get("n", {}).values())
-    table.add_row("[bold]accuracy[/bold]", percent(summary["accuracy"], ci.get("accuracy")), str(n))
-    table.add_row("[bold]macro average[/bold]", percent(summary["macro_accuracy"], ci.get("macro_accuracy")), "")
+    ci = known(summary.ci)
+    subset_rows(table, summary.subsets, ci.subsets if ci else {}, summary.n)
+    n = sum(summary.n.values())
+    accuracy, macro = known(summary.accuracy), known(summary.macro_accuracy)
+    table.add_row("[bold]accuracy[/bold]", percent(accuracy, ci.accuracy if ci else None), str(n))
+    table.add_row("[bold]macro average[/bold]", percent(macro, known(ci.macro_accuracy) if ci else None), "")
     return table
 
 
-def headline(summary: dict) -> list[tuple[str, float | None]]:
+def headline(summary: PairSummary) -> list[tuple[str, float | None]]:
     """compare's columns: each subset, the prompt-weighted accuracy, then the macro average."""
-    subsets = summary.get("subsets", {})
-    tail = [("accuracy", summary.get("accuracy")), ("macro", summary.get("macro_accuracy"))]
-    return [(name, value) for name, value in subsets.items()] + tail
+    tail = [("accuracy", known(summary.accuracy)), ("macro", known(summary.macro_accuracy))]
+    return [(name, value) for name, value in summary.subsets.items()] + tail
 
 
-def scored_groups(summary: dict) -> list[str]:
-    return list(summary.get("subsets", {}))
+def scored_groups(summary: PairSummary) -> list[str]:
+    return list(summary.subsets)

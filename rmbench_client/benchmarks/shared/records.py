@@ -123,7 +123,8 @@ def _read_parquet(path: Path) -> list[Any]:
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         raise DataError(f"{path}: reading parquet needs pyarrow (pip install pyarrow)") from None
     try:
-        return pq.read_table(path).to_pylist()
+        rows: list[Any] = pq.read_table(path).to_pylist()
+        return rows
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file

@@ -22,14 +22,51 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+import msgspec
 import numpy as np
+from msgspec import UNSET, UnsetType
 
 from ... import constants as C
 from ...errors import DataError
 from ...examples import PromptScores
-from ..spec import Lengths
+from ..spec import Interval, Lengths
 from . import bootstrap
 from .credits import finite_matrix
+
+
+class StylePair(msgspec.Struct, kw_only=True):
+    """One style pair i<j: how often the more elaborate style j scores higher (`prefers`) and equal (`ties`) over
+    `n` (prompt, side) triples, and the interval of `prefers`."""
+
+    prefers: float
+    ties: float
+    n: int
+    ci: Interval
+
+
+class Rho(msgspec.Struct, kw_only=True):
+    """Spearman's rho of score and length over `n` responses, and its interval; None where undefined (a constant
+    side, or no finite replicate)."""
+
+    rho: float | None
+    ci: Interval | None
+    n: int
+
+
+class LengthCorrelation(Rho, kw_only=True):
+    """rho over every response, and within each group."""
+
+    groups: dict[str, Rho]
+
+
+class StyleBias(msgspec.Struct, kw_only=True):
+    """A summary's "style_bias": the style pairs (pooled, then per group) where a side's responses are styles, the
+    length correlation where response lengths were given."""
+
+    styles: list[str] | UnsetType = UNSET
+    pairs: dict[str, StylePair] | UnsetType = UNSET
+    groups: dict[str, dict[str, StylePair]] | UnsetType = UNSET
+    length_correlation: LengthCorrelation | UnsetType = UNSET
 
 
 def style_pairs(width: int) -> list[tuple[int, int]]:
@@ -131,21 +168,21 @@ def _replicate_rhos(scores: np.ndarray, lengths: np.ndarray, chunks: Iterable[np
 
 def length_correlation(
     scores: Mapping[str, np.ndarray], lengths: Mapping[str, np.ndarray], rng: np.random.Generator, samples: int
-) -> dict:
+) -> LengthCorrelation:
     """rho over every response and within each group, with intervals; `scores`/`lengths`: group -> (n, responses)."""
     names = list(scores)
 
-    def block(s: np.ndarray, n: np.ndarray, sizes: list[int]) -> dict:
+    def block(s: np.ndarray, n: np.ndarray, sizes: list[int]) -> Rho:
         # a chunk's rows become (rows, responses) weights: fewer rows per chunk for wider prompts
         chunks = bootstrap.stratified_chunks(sizes, rng, samples, C.BOOTSTRAP_CHUNK_ELEMENTS // max(1, s.shape[1]))
         reps = np.concatenate(list(_replicate_rhos(s, n, chunks))) if len(s) else np.array([])
-        return {"rho": _number(spearman(s.ravel(), n.ravel())), "ci": _finite_interval(reps), "n": s.size}
+        return Rho(rho=_number(spearman(s.ravel(), n.ravel())), ci=_finite_interval(reps), n=s.size)
 
     all_s = np.concatenate([scores[g] for g in names])
     all_n = np.concatenate([lengths[g] for g in names])
-    out = block(all_s, all_n, [len(scores[g]) for g in names])
-    out["groups"] = {g: block(scores[g], lengths[g], [len(scores[g])]) for g in names}
-    return out
+    pooled = block(all_s, all_n, [len(scores[g]) for g in names])  # before the groups: the same draws as ever
+    groups = {g: block(scores[g], lengths[g], [len(scores[g])]) for g in names}
+    return LengthCorrelation(rho=pooled.rho, ci=pooled.ci, n=pooled.n, groups=groups)
 
 
 def style_preference(
@@ -154,33 +191,31 @@ def style_preference(
     styles: Sequence[str],
     rng: np.random.Generator,
     samples: int,
-) -> dict:
+) -> tuple[dict[str, StylePair], dict[str, dict[str, StylePair]]]:
     """prefers / ties / n / ci per style pair, pooled over the groups and within each group."""
     names = list(chosen)
     per_group = {g: per_prompt_preference(chosen[g], rejected[g]) for g in names}
     pairs = style_pairs(len(styles))
 
-    def block(prefers: np.ndarray, ties: np.ndarray, sizes: list[int]) -> dict:
+    def block(prefers: np.ndarray, ties: np.ndarray, sizes: list[int]) -> dict[str, StylePair]:
         chunks = bootstrap.stratified_chunks(sizes, rng, samples)
         # a replicate's mean: its draw counts times the values (whole halves: sums exact, as the mean's own)
         reps = np.concatenate([bootstrap.resample_counts(idx, len(prefers)) @ prefers for idx in chunks])
         reps /= max(1, len(prefers))  # (samples, pairs)
         return {
-            pair_name(styles, i, j): {
-                "prefers": float(prefers[:, k].mean()),
-                "ties": float(ties[:, k].mean()),
-                "n": 2 * len(prefers),  # (prompt, side) triples
-                "ci": bootstrap.interval(reps[:, k]),
-            }
+            pair_name(styles, i, j): StylePair(
+                prefers=float(prefers[:, k].mean()),
+                ties=float(ties[:, k].mean()),
+                n=2 * len(prefers),  # (prompt, side) triples
+                ci=bootstrap.interval(reps[:, k]),
+            )
             for k, (i, j) in enumerate(pairs)
         }
 
     all_p = np.concatenate([per_group[g][0] for g in names])
     all_t = np.concatenate([per_group[g][1] for g in names])
-    return {
-        "pairs": block(all_p, all_t, [len(per_group[g][0]) for g in names]),
-        "groups": {g: block(*per_group[g], [len(per_group[g][0])]) for g in names},
-    }
+    pooled = block(all_p, all_t, [len(per_group[g][0]) for g in names])  # before the groups: the same draws
+    return pooled, {g: block(*per_group[g], [len(per_group[g][0])]) for g in names}
 
 
 def _lengths_of(records: Sequence[PromptScores], lengths: Lengths, width: int) -> np.ndarray:
@@ -204,7 +239,7 @@ def diagnose(
     lengths: Lengths | None = None,
     seed: int = C.BOOTSTRAP_SEED,
     samples: int | None = None,
-) -> dict | None:
+) -> StyleBias | None:
     """The summary's "style_bias": style pairs when `styles` name the `width` responses of a side, the length
     correlation when `lengths` are given; None for a pairwise judge's results or when there is nothing to say."""
     if not records or any(r.results is not None for r in records) or (len(styles) != width and lengths is None):
@@ -220,11 +255,12 @@ def diagnose(
         ids = [r.id for r in by_group[g]]
         chosen[g] = finite_matrix([r.chosen for r in by_group[g]], ids, "score_chosen", width)
         rejected[g] = finite_matrix([r.rejected for r in by_group[g]], ids, "score_rejected", width)
-    out: dict = {}
+    out = StyleBias()
     if len(styles) == width and width > 1:
-        out |= {"styles": list(styles), **style_preference(chosen, rejected, styles, rng, count)}
+        out.styles = list(styles)
+        out.pairs, out.groups = style_preference(chosen, rejected, styles, rng, count)
     if lengths is not None:
         scores = {g: np.concatenate([chosen[g], rejected[g]], axis=1) for g in chosen}
         lens = {g: _lengths_of(by_group[g], lengths, width) for g in chosen}
-        out["length_correlation"] = length_correlation(scores, lens, rng, count)
-    return out or None
+        out.length_correlation = length_correlation(scores, lens, rng, count)
+    return None if out.styles is UNSET and out.length_correlation is UNSET else out

@@ -4,13 +4,23 @@ rich table that prints them, percent with one decimal and 95% intervals; the sty
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from msgspec import UnsetType
 
 from ..spec import Interval, Row
 from .formatting import percent
 
 if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
     from rich.table import Table
+
+
+T = TypeVar("T")
+
+
+def known(value: T | UnsetType) -> T | None:
+    """A summary's number (or interval) it may lack: None where it does."""
+    return None if isinstance(value, UnsetType) else value
 
 
 def cell_of(value: float | None, ci: Interval | None) -> list[float] | None:
@@ -47,7 +57,7 @@ def rich_table(columns: list[str], rows: list[Row], title: str, first: str) -> T
     return table
 
 
-def _rho(block: dict | None) -> str:
+def _rho(block: Mapping[str, Any] | None) -> str:
     """'0.41 [0.37, 0.45]': a rank correlation and its 95% interval; '–' where undefined."""
     if not block or block.get("rho") is None:
         return "–"
@@ -55,7 +65,7 @@ def _rho(block: dict | None) -> str:
     return f"{block['rho']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
 
 
-def style_bias_table(summary: dict) -> Table | None:
+def style_bias_table(summary: Mapping[str, Any]) -> Table | None:
     """The summary's style-bias diagnostics per group and overall: for each style pair the percent of
     same-substance triples where the more elaborate style scores higher, and the score-length rank correlation."""
     from rich.table import Table
@@ -74,7 +84,7 @@ def style_bias_table(summary: dict) -> Table | None:
     if corr:
         table.add_column("length ρ", justify="right", no_wrap=True)  # an interval split over lines reads badly
 
-    def row(name: str, cells: dict, rho: dict | None) -> None:
+    def row(name: str, cells: Mapping[str, Any], rho: Mapping[str, Any] | None) -> None:
         values = [percent(cells[p]["prefers"], cells[p]["ci"]) if p in cells else "–" for p in pairs]
         table.add_row(name, *values, *([_rho(rho)] if corr else []))
 
