@@ -6,8 +6,7 @@ strata (domains, subsets) are resampled independently and combined per replicate
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -35,12 +34,6 @@ def interval(replicates: np.ndarray, confidence: float = C.CONFIDENCE) -> list[f
     tail = (1.0 - confidence) / 2.0 * 100.0
     lo, hi = np.percentile(replicates, [tail, 100.0 - tail])
     return [float(lo), float(hi)]
-
-
-def summary_intervals(summary: Mapping[str, Any], groups: str, names: Mapping[str, str]) -> dict[str, list[float]]:
-    """A summary's 95% intervals of its groups (`ci[groups]`) and of headline numbers (`ci[key]` shown as `name`)."""
-    ci = summary.get("ci", {})
-    return dict(ci.get(groups, {})) | {name: ci[key] for name, key in names.items() if key in ci}
 
 
 def rng(seed: int = C.BOOTSTRAP_SEED) -> np.random.Generator:
