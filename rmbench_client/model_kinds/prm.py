@@ -49,7 +49,7 @@ PROBE = Example("probe", "probe", "", "What is 2 + 3 * 4?", (), (),
 
 
 class StepScores(list[float]):
-    """A solution's merged value: its steps' scores (what runner.prompt_scores reads), with the stored value
+    """A solution's merged value: its steps' scores (what scoring_loop.prompt_scores reads), with the stored value
     beside them for `details`."""
 
     def __init__(self, value: dict[str, Any]) -> None:
