@@ -254,12 +254,14 @@ def rescore(
     Raises:
         DataError: a file is unreadable or not a score file (names the file and record).
     """
+    from .blas_threads import few_blas_threads
     from .score_files import summarize
 
     files = [paths] if isinstance(paths, str | Path) else list(paths)
     if not files:
         raise DataError("rescore needs at least one score file")
-    summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
+    with few_blas_threads():
+        summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
     return scores_of(summary, ", ".join(map(str, files)))
 
 

@@ -22,6 +22,7 @@ from . import constants as C
 from . import event_loop, workers
 from .benchmarks import registry as benchmarks
 from .benchmarks.spec import Benchmark, RunMeta
+from .blas_threads import few_blas_threads
 from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
 from .errors import ConfigError, RmbError
@@ -120,7 +121,8 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
             facts = RunFacts(
                 cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted
             )
-            summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
+            with few_blas_threads():  # the scoring's numpy work
+                summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
     if error is not None:
         raise error
     ended_by = outcome.signal or signals.signal  # the latter: one that came while the outputs were written

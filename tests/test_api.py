@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -145,3 +146,22 @@ def test_the_package_exports_only_its_api():
 
     assert inspect.isfunction(rmb.load_config) and inspect.isfunction(rmb.watch) and inspect.isfunction(rmb.serve)
     assert (Path(rmb.__file__).parent / "py.typed").is_file()
+
+
+def test_importing_the_package_changes_nothing_in_the_process():
+    """`import rmbench_client` sets no environment variable (none for BLAS either), puts no placeholder or other
+    module into sys.modules beside what it really imports, and replaces none."""
+    script = (
+        "import json, os, sys\n"
+        "env, modules = dict(os.environ), dict(sys.modules)\n"
+        "import rmbench_client\n"
+        "added = {k: v for k, v in sys.modules.items() if k not in modules}\n"
+        "print(json.dumps({'env': dict(os.environ) == env, 'blas': sorted(k for k in os.environ if 'BLAS' in k),\n"
+        "    'replaced': sorted(k for k, v in modules.items() if sys.modules.get(k) is not v),\n"
+        "    'added': sorted(added), 'placeholders': sorted(k for k, v in added.items() if v is None)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if "BLAS" not in k}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    found = json.loads(proc.stdout)
+    assert found["env"] and found["blas"] == [] and found["replaced"] == [] and found["placeholders"] == []
+    assert "rmbench_client" in found["added"] and not any(n.startswith("httpx") for n in found["added"])
