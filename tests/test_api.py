@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -165,3 +166,21 @@ def test_importing_the_package_changes_nothing_in_the_process():
     found = json.loads(proc.stdout)
     assert found["env"] and found["blas"] == [] and found["replaced"] == [] and found["placeholders"] == []
     assert "rmbench_client" in found["added"] and not any(n.startswith("httpx") for n in found["added"])
+
+
+def test_an_override_through_a_value_that_is_no_mapping_is_one_error_on_every_path(tmp_path):
+    """`client: 5` with `client.workers` set over it: the API (a mapping or a file) and the command line give the
+    same error, naming where the config came from; a mapping given to the API is never changed."""
+    why = "client.workers: client is not a mapping in the config"
+    given = {"model": "baseline:random", "client": 5}
+    with pytest.raises(rmb.ConfigError, match=re.escape(f"config: {why}")):
+        rmb.load_config(given, {"client.workers": 2})
+    path = tmp_path / "c.yaml"
+    path.write_text(json.dumps(given))
+    with pytest.raises(rmb.ConfigError, match=re.escape(f"{path}: {why}")):
+        rmb.load_config(path, {"client.workers": 2})
+    proc = cli("run", "--config", str(path), "--workers", "2")
+    assert proc.returncode == 2 and proc.stderr == f"error: {path}: {why}\n"
+    nested = {"model": "baseline:random", "client": {"workers": 1}}
+    assert rmb.load_config(nested, {"client.workers": 3}).client.workers == 3
+    assert nested == {"model": "baseline:random", "client": {"workers": 1}}
