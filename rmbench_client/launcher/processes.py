@@ -29,6 +29,7 @@ from urllib.parse import urlparse
 import httpx
 
 from .. import constants as C
+from ..atomic_write import write_atomic
 from ..config import RoleConfig, RunConfig
 from ..errors import ServerError
 from .commands import bind_host, cpu_set, serve_spec, server_command, server_env, server_key, url_port
@@ -167,8 +168,7 @@ def _state(state_dir: Path) -> Iterator[list[ServerInfo]]:
             yield servers
         finally:
             if servers:
-                path.with_suffix(".tmp").write_text(json.dumps([asdict(s) for s in servers], indent=2) + "\n")
-                path.with_suffix(".tmp").replace(path)
+                write_atomic(path, json.dumps([asdict(s) for s in servers], indent=2) + "\n")
             else:
                 path.unlink(missing_ok=True)
 
