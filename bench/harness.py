@@ -26,7 +26,7 @@ import constants as B  # noqa: E402
 from measure import rusage_s  # noqa: E402
 
 from rmbench_client import constants as C  # noqa: E402
-from rmbench_client import launcher, runner, user_environment  # noqa: E402
+from rmbench_client import launcher, runner  # noqa: E402
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_constants  # noqa: E402
 from rmbench_client.benchmarks.rm_bench import data as rmbench  # noqa: E402
 from rmbench_client.benchmarks.shared.records import read_records  # noqa: E402
@@ -226,7 +226,7 @@ def subprocess_steps(steps: list[tuple[str, list[str], int, int | None]], go: Pa
     """Steps (name, args, threads, core to pin it to or None) at once; their JSON results. With `go`, each step
     is an offline engine given `--ready` and `--go`: the timed passes start together once every engine is ready."""
     # the servers' allocator settings (launcher): the in-process baselines are measured at their best too
-    env = C.SERVER_CPU_MALLOC_ENV | user_environment() | {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
+    env = C.SERVER_CPU_MALLOC_ENV | dict(os.environ) | {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
     env.pop("VLLM_CPU_KVCACHE_SPACE", None)
     running = []
     with contextlib.ExitStack() as stack:

@@ -21,7 +21,6 @@ from typing import Any, Protocol
 from . import constants as C
 from .backends.base import Endpoint
 from .backends.vllm_features import served_routes
-from .endpoint_pool import Call
 from .errors import ConfigError, EndpointError, RetryableError
 from .model_identity import fingerprints_match, same_model, served_identity
 from .retry import retry_delay
@@ -152,15 +151,6 @@ class Admission:
             problem = await self._compare(ep)
             if problem:
                 raise ConfigError(problem)
-
-
-def on(ep: Endpoint) -> Call:
-    """A `call` pinned to one endpoint, without retries (admission's checks of that endpoint)."""
-
-    async def call(fn: Callable[[Endpoint], Awaitable[Any]]) -> Any:
-        return await fn(ep)
-
-    return call
 
 
 def _short(values: list[float] | None) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import constants as C
-from .config import MAIN_ROLE, RunConfig, validated
+from .config import MAIN_ROLE, RunConfig, config_of
 from .config import load_config as _load_yaml_config
 from .errors import ConfigError, DataError
 from .results import BenchmarkResult, Comparison, Estimate, Scores, SuiteResult, result_of, scores_of
@@ -31,7 +31,8 @@ ConfigSource = RunConfig | str | Path | Mapping[str, Any]
 
 
 def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None) -> RunConfig:
-    """The checked config of `source`, with `overrides` (dotted keys, None values ignored) applied over it.
+    """The checked config of `source`, with `overrides` (dotted keys, None values ignored) applied over it, as the
+    command line applies its flags (`config.config_of`).
 
     Raises:
         ConfigError: the file is missing or invalid, or a key is (the message names the file and key).
@@ -45,26 +46,7 @@ def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None
         return _load_yaml_config(source, changes)
     if not isinstance(source, Mapping):
         raise ConfigError(f"a config is a RunConfig, a YAML path or a mapping, not {type(source).__name__}")
-    data = _nested(dict(source), changes)
-    if "model" not in data:
-        role = (data.get("roles") or {}).get(MAIN_ROLE.get(str(data.get("type", "reward")), ""), {})
-        if isinstance(role, Mapping) and role.get("served_model"):
-            data["model"] = role["served_model"]
-    return validated(data, "config")
-
-
-def _nested(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    for dotted, value in overrides.items():
-        if value is None:
-            continue
-        *path, last = dotted.split(".")
-        here = data
-        for key in path:
-            inner = here.get(key)
-            here[key] = dict(inner) if isinstance(inner, Mapping) else {}
-            here = here[key]
-        here[last] = value
-    return data
+    return config_of(source, changes, "config")
 
 
 def with_checkpoint(source: ConfigSource, checkpoint: str | Path, *, role: str | None = None) -> RunConfig:
@@ -256,12 +238,14 @@ def rescore(
     Raises:
         DataError: a file is unreadable or not a score file (names the file and record).
     """
+    from .blas_threads import few_blas_threads
     from .score_files import summarize
 
     files = [paths] if isinstance(paths, str | Path) else list(paths)
     if not files:
         raise DataError("rescore needs at least one score file")
-    summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
+    with few_blas_threads():
+        summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
     return scores_of(read_summary(summary, ", ".join(map(str, files))))
 
 

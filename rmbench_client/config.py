@@ -8,6 +8,7 @@ pydantic's import and model building took about 0.14 s of CPU at the start of ev
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlparse
@@ -51,8 +52,10 @@ class Strict(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
 
     def to_data(self, exclude_none: bool = False) -> dict[str, Any]:
         """Plain, JSON-compatible data; without the keys whose value is None when asked."""
-        data = msgspec.to_builtins(self)
-        return _without_none(data) if exclude_none else data
+        data: dict[str, Any] = msgspec.to_builtins(self)
+        if exclude_none:
+            data = _without_none(data)
+        return data
 
 
 def _without_none(value: Any) -> Any:
@@ -351,35 +354,40 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 MAIN_ROLE = {"reward": "reward", "dpo": "policy", "judge": "judge", "prm": "prm"}
 
 
-def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
-    """data["a"]["b"]["c"] = value for "a.b.c", creating the mappings on the way."""
+def _set(data: dict[str, Any], dotted: str, value: Any, source: str) -> None:
+    """data["a"]["b"]["c"] = value for "a.b.c", each mapping on the way copied (the caller's stays as it was) or
+    made; a value on the way that is no mapping is an error, never replaced."""
     *path, last = dotted.split(".")
     for key in path:
-        if data.get(key) is None:  # absent, or an empty YAML section
-            data[key] = {}
+        inner = data.get(key)
+        if inner is not None and not isinstance(inner, Mapping):  # None: absent, or an empty YAML section
+            raise ConfigError(f"{source}: {dotted}: {key} is not a mapping in the config")
+        data[key] = dict(inner or {})
         data = data[key]
-        if not isinstance(data, dict):
-            raise ConfigError(f"{dotted}: {key} is not a mapping in the config")
     data[last] = value
 
 
-def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """Build the config from an optional YAML file and CLI overrides: dotted keys ("roles.reward.endpoints") set
-    nested values; None values are ignored (only flags actually given override). Without a `model`, a run is named
-    after the served model of its main role."""
-    data = read_yaml(path) if path else {}
+def config_of(data: Mapping[str, Any], overrides: Mapping[str, Any] | None, source: str) -> RunConfig:
+    """The checked config of `data` (a YAML file's, or a mapping given to the API) with `overrides` over it: dotted
+    keys ("roles.reward.endpoints") set nested values; None values are ignored (only flags actually given
+    override). Without a `model`, a run is named after the served model of its main role. Errors name `source`."""
+    data = dict(data)
     for key, value in (overrides or {}).items():
         if value is not None:
-            _set(data, key, value)
-    source = str(path) if path else "command line"
+            _set(data, key, value, source)
     if "model" not in data:
         role = (data.get("roles") or {}).get(MAIN_ROLE.get(str(data.get("type", "reward")), ""), {})
-        if not isinstance(role, dict) or not role.get("served_model"):
+        if not isinstance(role, Mapping) or not role.get("served_model"):
             raise ConfigError(
                 f"{source}: no model given (set 'model' in the config, or pass --model or --served-model)"
             )
         data["model"] = role["served_model"]
     return validated(data, source)
+
+
+def load_config(path: str | Path | None, overrides: Mapping[str, Any] | None = None) -> RunConfig:
+    """The config of an optional YAML file with the command line's `overrides` (`config_of`)."""
+    return config_of(read_yaml(path) if path else {}, overrides, str(path) if path else "command line")
 
 
 def dump_config(cfg: RunConfig) -> str:

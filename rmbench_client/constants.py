@@ -78,6 +78,7 @@ STORE_FILE = "scores.sqlite"
 FAILURES_FILE = "failures.jsonl"
 REPORT_FILE = "report.html"
 LOCK_FILE = ".lock"  # held by the run writing into the directory
+LOCK_PROBE_S = 0.2  # how long taking a run directory's lock waits out another process only looking at it
 
 # --- servers ----------------------------------------------------------------------------------------------------
 SERVER_STATE_DIR = ".servers"

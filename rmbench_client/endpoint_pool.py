@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-Call = Callable[[Callable[[Endpoint], Awaitable[Any]]], Awaitable[Any]]  # `EndpointPool.call`, or one endpoint's
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:

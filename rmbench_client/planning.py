@@ -15,7 +15,8 @@ from .score_store import ScoreStore, UnitKeys
 
 def plan(cfg: RunConfig) -> dict[str, Any]:
     from .model_kinds.factory import open_model_kind  # the HTTP stack, only when servers are asked
-    from .runner import epoch_identity, load_examples
+    from .runner import load_examples
+    from .scoring_loop import epoch_identity
 
     bench = benchmarks.get(cfg.benchmark)
     _, examples = load_examples(cfg, bench)

@@ -1,5 +1,8 @@
 """A run's output directory: one run at a time (a lock file), no stale outputs beside a new run, atomic writes.
 
+The lock is `filelock`'s (flock where there is one, so the kernel releases it when the process dies however it
+ends); its file holds the pid of the run that took it, for the error a second run gets and for `status`.
+
 The score store is the only state a rerun reads; everything else here is derived from it and rewritten at the end
 of every run (also a stopped one). A run therefore clears the derived files once its start-up checks have passed
 (`runner.RunFiles`), so that a crash never leaves an old summary beside new scores and a run that cannot start
@@ -8,17 +11,19 @@ deletes nothing; `--fresh` removes the store too.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import TYPE_CHECKING, Any
 
 from . import constants as C
+from .atomic_write import write_atomic as write_atomic  # suite.py and report/page.py take it from here
 from .errors import RunLockedError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 DERIVED_FILES = (C.SUMMARY_FILE, C.SAMPLES_FILE, C.FAILURES_FILE, C.REPORT_FILE)
 STORE_FILES = (C.STORE_FILE, C.STORE_FILE + "-wal", C.STORE_FILE + "-shm")
@@ -29,31 +34,27 @@ class RunDirectory:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._lock: IO[str] | None = None
+        self._lock: FileLock | None = None
 
     def __enter__(self) -> RunDirectory:
+        from filelock import FileLock, Timeout  # imported when a lock is taken: `status` and `--help` need none
+
         self.path.mkdir(parents=True, exist_ok=True)
-        lock = open(self.path / C.LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole run
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip() or "unknown"
-            lock.close()
+        lock = FileLock(self.path / C.LOCK_FILE, thread_local=False, on_acquired=_write_pid)
+        try:  # a moment's wait: `status` looking at the lock holds it that long
+            lock.acquire(timeout=C.LOCK_PROBE_S)
+        except Timeout:
+            holder = _holder(self.path / C.LOCK_FILE) or "unknown"
             raise RunLockedError(
                 f"{self.path}: another run (pid {holder}) is writing into this run directory; "
                 "wait for it to end, or give this run another --out"
             ) from None
-        lock.seek(0)
-        lock.truncate()
-        lock.write(str(os.getpid()))
-        lock.flush()
         self._lock = lock
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._lock is not None:
-            self._lock.close()  # closing releases the lock
+            self._lock.release()
             self._lock = None
 
     def clear(self, fresh: bool, own: Sequence[str] = ()) -> None:
@@ -79,17 +80,33 @@ class RunDirectory:
 
 def running_pid(run_dir: Path) -> int | None:
     """The pid of the run holding the directory's lock (-1 when it wrote none), or None."""
-    lock = run_dir / C.LOCK_FILE
-    if not lock.is_file():
+    path = run_dir / C.LOCK_FILE
+    if not path.is_file():
         return None
-    with open(lock, encoding="utf-8") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            text = f.read().strip()
-            return int(text) if text.isdigit() else -1
-        fcntl.flock(f, fcntl.LOCK_UN)
+    from filelock import FileLock, Timeout
+
+    probe = FileLock(path, thread_local=False)
+    try:  # a moment's wait: another `status` may be looking at it too
+        probe.acquire(timeout=C.LOCK_PROBE_S)
+    except Timeout:
+        holder = _holder(path)
+        return int(holder) if holder.isdigit() else -1
+    probe.release()
     return None
+
+
+def _write_pid(fd: int) -> None:
+    """The holder's pid into the lock file, written once the lock is held (filelock leaves its content alone)."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+
+
+def _holder(path: Path) -> str:
+    """What the lock file says about its holder ("" when it cannot be read: a lock that blocks reading)."""
+    try:
+        return path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def without_summary(run_dir: Path) -> str | None:
@@ -100,21 +117,3 @@ def without_summary(run_dir: Path) -> str | None:
     if (pid := running_pid(run_dir)) is not None:
         return f"the run (pid {pid}) is still running: its summary is written when it ends"
     return "the run ended without writing its summary (killed, or the machine stopped): the same command resumes it"
-
-
-def write_atomic(path: Path, text: str | Iterable[str]) -> Path:
-    """`text` (or its pieces, written one after another: a large file is never held whole) into `path` through a
-    temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as out:
-            if isinstance(text, str):
-                out.write(text)
-            else:
-                out.writelines(text)
-        tmp.replace(path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-    return path

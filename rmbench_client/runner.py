@@ -1,56 +1,41 @@
 """One evaluation run: dataset -> units not yet stored -> model kind -> durable store -> samples.jsonl -> summary.
 
-A prompt's units go out together (prefix-cache friendly), results are committed to the store as they arrive, and
-a prompt's line is appended to `samples.jsonl` once all its units are scored. Every run ends: when all prompts are
-done; when a role's endpoints stay down past the patience; on SIGINT or SIGTERM (interrupts.py), in its start-up
-checks too. Nothing in the run directory is touched until the start-up checks have passed; from then on, whatever
-ends the run (a signal, an outage, an error found late, a bug), the outputs are rewritten from what is scored and
-the summary says whether the result is complete and, if not, why.
+The prompts are scored in this process or, with `client.workers` above 1, in worker processes (scoring_loop.py,
+workers.py). Every run ends: when all prompts are done; when a role's endpoints stay down past the patience; on
+SIGINT or SIGTERM (interrupts.py), in its start-up checks too. Nothing in the run directory is touched until the
+start-up checks have passed; from then on, whatever ends the run (a signal, an outage, an error found late, a bug),
+the outputs are rewritten from what is scored and the summary says whether the result is complete and, if not, why.
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import logging
 import signal
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import msgspec
-import orjson
 
 from . import constants as C
 from . import event_loop, workers
 from .benchmarks import registry as benchmarks
 from .benchmarks.spec import Benchmark, RunMeta
+from .blas_threads import few_blas_threads
 from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
-from .errors import ConfigError, EndpointError, RetryableError, RmbError, SampleError
+from .errors import ConfigError, RmbError
 from .examples import Example, PromptScores, response_lengths
 from .interrupts import Interrupted, RunSignals
-from .model_kinds.base import ModelKind, Unit
-from .progress import ProgressBar
 from .run_directory import RunDirectory
-from .score_store import OpenRun, ScoreStore, UnitKeys
+from .score_store import OpenRun, ScoreStore
+from .scoring_loop import Outcome, Spread, sample_line, score_examples
 from .summary import RunFacts, run_info
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Outcome:
-    """What scoring produced, however it ended."""
-
-    scores: dict[str, PromptScores] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)  # example id -> reason
-    sent: int = 0  # units sent to servers
-    warnings: list[str] = field(default_factory=list)
-    identity: dict[str, Any] = field(default_factory=dict)
-    aborted: str | None = None  # why the run stopped before every prompt was tried
-    signal: signal.Signals | None = None
 
 
 @dataclass
@@ -66,135 +51,6 @@ class RunResult:
     def all_scored(self) -> bool:
         """Every prompt of the run was scored (the exit code is 0 only then)."""
         return not self.failures and self.aborted is None
-
-
-def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptScores:
-    values = model.merge(values)
-    if model.process:  # one raw value: the steps' scores (fewer than the steps when the input was cut)
-        steps = tuple(float(v) for v in values[0])
-        details = model.details(ex, values)
-        return PromptScores(ex.id, ex.group, (), (), steps=steps, step_labels=ex.step_labels, details=details)
-    scores = tuple(model.reduce(v) for v in values)
-    details = model.details(ex, values)
-    if model.pairwise:
-        return PromptScores(ex.id, ex.group, (), (), results=scores, pairs=ex.pairs, details=details)
-    n = len(ex.chosen)
-    return PromptScores(ex.id, ex.group, scores[:n], scores[n:], pairs=ex.pairs, details=details)
-
-
-def sample_line(bench: Benchmark, ex: Example, scores: PromptScores) -> str:
-    line = bench.sample_line(ex, scores)
-    if scores.details is not None:
-        line["details"] = scores.details
-    return orjson.dumps(line).decode() + "\n"  # several times faster than json.dumps; scores are never NaN
-
-
-def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = True) -> dict[str, Any] | None:
-    """The identity with each role's (served model, fingerprint) replaced by its epoch in this store; with
-    `record` False (a dry run) None when the store has never seen one of the models."""
-    models = {}
-    for role, m in identity.get("models", {}).items():
-        find = store.model_epoch if record else store.known_epoch
-        epoch = find(role, m["served"], m["fingerprint"])
-        if epoch is None:
-            return None
-        models[role] = {"served": m["served"], "epoch": epoch}
-    return identity | {"models": models} if models else identity
-
-
-class _Scoring:
-    """Scores the examples of one run with `in_flight` prompts at a time, in dataset order."""
-
-    def __init__(self, model: ModelKind, bench: Benchmark, store: ScoreStore, samples: IO[str]) -> None:
-        self.model = model
-        self.bench = bench
-        self.store = store
-        self.samples = samples
-        self.keys = UnitKeys(None)
-
-    def keyed(self, ex: Example) -> tuple[list[Unit], list[str]]:
-        """The prompt's units (rendered once: templating is a large part of the client's work) and their keys."""
-        units = self.model.units(ex)
-        return units, [self.keys.of(u.material, u.role) for u in units]
-
-    async def run(self, examples: list[Example], outcome: Outcome, progress: bool, in_flight: int) -> None:
-        self.keys = UnitKeys(outcome.identity)
-        with ProgressBar(len(examples), progress) as bar:
-            # shared by the workers; it renders and keys a chunk of prompts at a time, so a large dataset's
-            # rendered texts are never all held at once
-            queue = self._pending(examples, outcome, bar)
-
-            async def worker() -> None:
-                for ex, units, keys in queue:  # each worker takes the next prompt when it is free
-                    await self._one(ex, units, keys, outcome)
-                    bar.advance()
-
-            tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(in_flight, len(examples))))]
-            try:
-                done_tasks, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-                for task in done_tasks:
-                    task.result()  # the first error that stops the run (an outage, a wrong key)
-            finally:
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-
-    def _pending(
-        self, examples: list[Example], outcome: Outcome, bar: ProgressBar
-    ) -> Iterator[tuple[Example, list[Unit], list[str]]]:
-        """The prompts with units not yet stored, a chunk at a time; those already complete in the store are
-        finished here."""
-        for chunk in _chunks(examples, C.PROMPTS_PER_STORE_READ):
-            keyed = []
-            for ex in chunk:
-                try:
-                    keyed.append((ex, *self.keyed(ex)))
-                except ConfigError as exc:  # e.g. a chat template that refuses this conversation
-                    outcome.failures[ex.id] = str(exc)
-            done = self.store.get_many(k for _, _, keys in keyed for k in keys)
-            todo = []
-            for ex, units, keys in keyed:
-                if all(k in done for k in keys):
-                    self._finish(ex, [done[k] for k in keys], outcome)
-                    bar.advance()
-                else:
-                    todo.append((ex, units, keys))
-            self.samples.flush()
-            yield from todo
-
-    async def _one(self, ex: Example, units: list[Unit], keys: list[str], outcome: Outcome) -> None:
-        stored = self.store.get_many(keys)  # a prompt sharing units with one scored earlier reuses them
-        first: dict[str, int] = {}
-        for i, k in enumerate(keys):
-            first.setdefault(k, i)  # a unit repeated within the prompt goes out once
-        todo = [i for k, i in first.items() if k not in stored]
-        try:
-            fresh = await self.model.score(ex, [units[i] for i in todo])
-        except (SampleError, RetryableError) as exc:  # retryable: it outlived its retries
-            outcome.failures[ex.id] = str(exc)
-            log.info("prompt %s failed: %s", ex.id, exc)
-            return
-        new = {keys[i]: value for i, value in zip(todo, fresh, strict=True)}
-        self.store.put_many(new)
-        outcome.sent += len(todo)
-        self._finish(ex, [new.get(k, stored.get(k)) for k in keys], outcome)
-        self.samples.flush()
-
-    def _finish(self, ex: Example, values: list[Any], outcome: Outcome) -> None:
-        scores = prompt_scores(self.model, ex, values)
-        outcome.scores[ex.id] = scores
-        self.samples.write(sample_line(self.bench, ex, scores))
-
-
-def _chunks(items: list[Example], size: int) -> Iterator[list[Example]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def in_flight(cfg: RunConfig) -> int:
-    """How many prompts to score at once: a few per request slot of the run's endpoints."""
-    slots = sum(cfg.roles[name].endpoint_count() * cfg.roles[name].concurrency for name in cfg.roles_used())
-    return max(1, slots * C.PROMPTS_IN_FLIGHT_PER_SLOT)
 
 
 class RunFiles(OpenRun):
@@ -221,47 +77,6 @@ class RunFiles(OpenRun):
         return self.store, samples
 
 
-async def score_examples(
-    cfg: RunConfig,
-    bench: Benchmark,
-    examples: list[Example],
-    files: RunFiles,
-    progress: bool,
-    signals: RunSignals,
-    outcome: Outcome,
-) -> None:
-    """Score every example into `outcome`. A signal cancels this task, in the start-up checks as in the scoring;
-    the run directory is touched (`files.start`) only once the checks have passed with no signal. An outage stops
-    the scoring; any other error propagates, `outcome` holding what was scored until then."""
-    from .model_kinds.factory import open_model_kind  # imported here: pulls in the HTTP stack
-
-    signals.cancels(asyncio.current_task())
-    try:
-        async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
-            if model.process != bench.process:  # a kind cfg.fits did not foresee
-                raise ConfigError(f"model type {cfg.type} cannot score benchmark {bench.name}")
-            store, samples = files.start(signals.touch)
-            outcome.identity = epoch_identity(model.identity, store) or {}
-            scoring = _Scoring(model, bench, store, samples)
-            try:
-                if cfg.client.workers > 1:  # several scoring processes (workers.py)
-                    await workers.score(cfg, bench, examples, scoring, outcome, progress, files.run_dir.path)
-                else:
-                    await scoring.run(examples, outcome, progress, in_flight(cfg))
-            except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
-                outcome.aborted = str(exc)
-            finally:
-                outcome.warnings = list(model.warnings)
-    except asyncio.CancelledError:
-        if signals.signal is None:
-            raise
-        outcome.signal = signals.signal
-        if len(outcome.scores) + len(outcome.failures) < len(examples):  # not a signal just after the last prompt
-            outcome.aborted = outcome.aborted or signals.reason
-    finally:
-        signals.cancels(None)
-
-
 def stopped_by(exc: BaseException) -> str:
     """The summary's reason for a run that an error stopped after it began."""
     if isinstance(exc, RmbError):
@@ -269,7 +84,7 @@ def stopped_by(exc: BaseException) -> str:
     return f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
 
 
-def load_examples(cfg: RunConfig, bench: Benchmark) -> tuple[Dataset, list[Example]]:
+def load_examples(cfg: RunConfig, bench: Benchmark[Any]) -> tuple[Dataset, list[Example]]:
     refused = cfg.fits(bench.process)  # before the data is read or a server asked
     if refused:
         raise ConfigError(f"benchmark {bench.name}: {refused}")
@@ -288,8 +103,11 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
             files = RunFiles(run_dir, cfg, fresh, bench.own_outputs)
             outcome = Outcome()
             error: BaseException | None = None
+            spread: Spread | None = None  # several scoring processes (workers.py)
+            if cfg.client.workers > 1:
+                spread = functools.partial(workers.score, cfg, bench, run_dir.path)
             try:
-                event_loop.run(score_examples(cfg, bench, examples, files, progress, signals, outcome))
+                event_loop.run(score_examples(cfg, bench, examples, files, progress, signals, outcome, spread))
             except BaseException as exc:  # whatever it is, what was scored is written first
                 if not signals.touched:
                     raise  # the directory is as it was
@@ -305,7 +123,8 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
             facts = RunFacts(
                 cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted
             )
-            summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
+            with few_blas_threads():  # the scoring's numpy work
+                summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
     if error is not None:
         raise error
     ended_by = outcome.signal or signals.signal  # the latter: one that came while the outputs were written

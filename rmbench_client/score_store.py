@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -182,6 +182,11 @@ class OpenRun:
     def __init__(self) -> None:
         self.store: ScoreStore | None = None
         self.samples: IO[str] | None = None
+
+    def start(self, touch: Callable[[], None]) -> tuple[ScoreStore, IO[str]]:
+        """Open the store and the samples file; `touch()` just before the first change (it raises when the run
+        must not begin)."""
+        raise NotImplementedError
 
     def close(self) -> None:
         if self.samples is not None:

@@ -4,26 +4,24 @@
         result = evaluate(servers.config)
 
 Each role is started by its launcher: the local one (`launcher.start_servers`, one server per endpoint URL) or,
-for a role whose `serve.cluster` is `ray`, the Ray one, when the package has it. The servers are recorded in their
-own state directory (a fresh temporary one unless `state_dir` is given), so leaving the block stops exactly the
-servers it started and never those of `rmbench-client serve` or of another block.
+for a role whose `serve.cluster` is `ray`, the Ray one (`launcher.ray_cluster`, which needs the `ray` extra). The
+servers are recorded in their own state directory (a fresh temporary one unless `state_dir` is given), so leaving
+the block stops exactly the servers it started and never those of `rmbench-client serve` or of another block.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from . import constants as C
 from .config import RunConfig
-from .errors import ConfigError, ServerError
+from .errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +39,7 @@ class Servers:
 
 def _cluster(cfg: RunConfig, role: str) -> str:
     spec = cfg.roles[role].serve  # type: ignore[index]
-    return str(getattr(spec, "cluster", "local"))  # `serve.cluster` exists once the Ray launcher does
+    return spec.cluster if spec is not None else "local"  # no serve section: the local launcher says so
 
 
 def _roles(cfg: RunConfig, roles: Sequence[str] | None) -> list[str]:
@@ -92,9 +90,10 @@ def serve(
                     urls.setdefault(info.role, []).append(info.url)
                     pids.setdefault(info.role, []).append(info.pid)
             if remote:
-                ray = _ray_launcher()
-                stack.callback(ray.stop_on_ray, config, remote)
-                for replica in ray.serve_on_ray(config, remote, repo_root=repo_root, timeout=timeout):
+                from .launcher import ray_cluster  # imports Ray itself only when it starts replicas
+
+                stack.callback(ray_cluster.stop_on_ray, config, remote)
+                for replica in ray_cluster.serve_on_ray(config, remote, repo_root=repo_root, timeout=timeout):
                     urls.setdefault(replica.role, []).append(replica.url)
             yield Servers(
                 config=config,
@@ -105,10 +104,3 @@ def serve(
     finally:
         if own_state:
             shutil.rmtree(states, ignore_errors=True)
-
-
-def _ray_launcher() -> Any:
-    try:  # the Ray launcher (launcher/ray_cluster.py) comes with its own branch and extra
-        return importlib.import_module("rmbench_client.launcher.ray_cluster")
-    except ModuleNotFoundError as exc:
-        raise ServerError(f"serve.cluster ray needs the Ray launcher and its extra ({exc})") from None

@@ -26,11 +26,12 @@ from typing import Any
 
 from . import constants as C
 from .api import ConfigSource, evaluate_suite, load_config, with_checkpoint
+from .atomic_write import replacing, write_atomic
 from .checkpoints import Checkpoint, complete_checkpoints
 from .config import RunConfig
 from .errors import ConfigError
 from .results import SuiteResult
-from .run_directory import RunDirectory, write_atomic
+from .run_directory import RunDirectory
 from .serving import serve
 from .trackers import Tracker
 
@@ -123,10 +124,11 @@ def _chart(path: Path, model: str, names: Sequence[str], rows: Sequence[WatchRow
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        with replacing(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=110)
+    finally:
+        plt.close(fig)
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:

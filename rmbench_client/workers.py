@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import constants as C
 from . import event_loop
@@ -40,9 +40,7 @@ from .examples import Example
 from .interrupts import RunSignals
 from .progress import ProgressBar
 from .score_store import OpenRun, ScoreStore, UnitKeys
-
-if TYPE_CHECKING:
-    from .runner import Outcome, _Scoring
+from .scoring_loop import Outcome, Scoring, score_examples
 
 
 def worker_config(cfg: RunConfig, workers: int) -> RunConfig:
@@ -122,13 +120,11 @@ async def _stop_when_orphaned(parent: Connection) -> None:
 
 async def _score_shard(cfg: RunConfig, bench_name: str, examples: list[Example], files: _ShardFiles,
                        parent: Connection, signals: RunSignals) -> Outcome:  # fmt: skip
-    from .runner import Outcome, score_examples
-
     watch = asyncio.ensure_future(_stop_when_orphaned(parent))
     outcome = Outcome()
     try:
         bench = benchmarks.get(bench_name)
-        await score_examples(cfg, bench, examples, files, False, signals, outcome)  # type: ignore[arg-type]
+        await score_examples(cfg, bench, examples, files, False, signals, outcome)
     finally:
         watch.cancel()
     return outcome
@@ -173,7 +169,7 @@ class _Worker:
         return ended
 
 
-def _start(cfg: RunConfig, bench: Benchmark, parts: list[list[Example]], run_dir: Path) -> list[_Worker]:
+def _start(cfg: RunConfig, bench: Benchmark[Any], parts: list[list[Example]], run_dir: Path) -> list[_Worker]:
     ctx = multiprocessing.get_context("spawn")  # never fork a process with an event loop and threads
     one = worker_config(cfg, len(parts))
     started = []
@@ -240,15 +236,16 @@ def _merge(workers: list[_Worker], outcome: Outcome, interrupted: bool) -> None:
 
 async def score(
     cfg: RunConfig,
-    bench: Benchmark,
+    bench: Benchmark[Any],
+    run_dir: Path,
+    scoring: Scoring,
     examples: list[Example],
-    scoring: _Scoring,
     outcome: Outcome,
     progress: bool,
-    run_dir: Path,
 ) -> None:
     """Score `examples` in cfg.client.workers processes, then finish every prompt the store completes (as a
-    rerun would); cancelled (a signal), the workers are stopped first and the prompts they completed are kept."""
+    rerun would); cancelled (a signal), the workers are stopped first and the prompts they completed are kept.
+    The run's `scoring_loop.Spread` once given its first three arguments."""
     workers = _start(cfg, bench, shards(examples, cfg.client.workers), run_dir)
     interrupted = False
     try:
@@ -268,11 +265,11 @@ async def score(
         _collect(scoring, examples, outcome)
 
 
-def _collect(scoring: _Scoring, examples: list[Example], outcome: Outcome) -> None:
+def _collect(scoring: Scoring, examples: list[Example], outcome: Outcome) -> None:
     """Every prompt the store completes goes into the run's results; the others stay unscored."""
     scoring.store.others_write()
-    scoring.keys = UnitKeys(outcome.identity)  # as `_Scoring.run` keys them
+    scoring.keys = UnitKeys(outcome.identity)  # as `Scoring.run` keys them
     scoring.samples = _Discard()  # the workers' lines stay as they are until the outputs are written
-    for ex, _, _ in scoring._pending(examples, outcome, ProgressBar(0, False)):
+    for ex, _, _ in scoring.pending(examples, outcome, ProgressBar(0, False)):
         if outcome.aborted is None and ex.id not in outcome.failures:
             outcome.failures[ex.id] = "not scored by its worker"

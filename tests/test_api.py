@@ -7,6 +7,8 @@ import csv
 import inspect
 import io
 import json
+import os
+import re
 import socket
 import subprocess
 import sys
@@ -183,3 +185,40 @@ def test_the_package_exports_only_its_api():
 
     assert inspect.isfunction(rmb.load_config) and inspect.isfunction(rmb.watch) and inspect.isfunction(rmb.serve)
     assert (Path(rmb.__file__).parent / "py.typed").is_file()
+
+
+def test_importing_the_package_changes_nothing_in_the_process():
+    """`import rmbench_client` sets no environment variable (none for BLAS either), puts no placeholder or other
+    module into sys.modules beside what it really imports, and replaces none."""
+    script = (
+        "import json, os, sys\n"
+        "env, modules = dict(os.environ), dict(sys.modules)\n"
+        "import rmbench_client\n"
+        "added = {k: v for k, v in sys.modules.items() if k not in modules}\n"
+        "print(json.dumps({'env': dict(os.environ) == env, 'blas': sorted(k for k in os.environ if 'BLAS' in k),\n"
+        "    'replaced': sorted(k for k, v in modules.items() if sys.modules.get(k) is not v),\n"
+        "    'added': sorted(added), 'placeholders': sorted(k for k, v in added.items() if v is None)}))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if "BLAS" not in k}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
+    found = json.loads(proc.stdout)
+    assert found["env"] and found["blas"] == [] and found["replaced"] == [] and found["placeholders"] == []
+    assert "rmbench_client" in found["added"] and not any(n.startswith("httpx") for n in found["added"])
+
+
+def test_an_override_through_a_value_that_is_no_mapping_is_one_error_on_every_path(tmp_path):
+    """`client: 5` with `client.workers` set over it: the API (a mapping or a file) and the command line give the
+    same error, naming where the config came from; a mapping given to the API is never changed."""
+    why = "client.workers: client is not a mapping in the config"
+    given = {"model": "baseline:random", "client": 5}
+    with pytest.raises(rmb.ConfigError, match=re.escape(f"config: {why}")):
+        rmb.load_config(given, {"client.workers": 2})
+    path = tmp_path / "c.yaml"
+    path.write_text(json.dumps(given))
+    with pytest.raises(rmb.ConfigError, match=re.escape(f"{path}: {why}")):
+        rmb.load_config(path, {"client.workers": 2})
+    proc = cli("run", "--config", str(path), "--workers", "2")
+    assert proc.returncode == 2 and proc.stderr == f"error: {path}: {why}\n"
+    nested = {"model": "baseline:random", "client": {"workers": 1}}
+    assert rmb.load_config(nested, {"client.workers": 3}).client.workers == 3
+    assert nested == {"model": "baseline:random", "client": {"workers": 1}}

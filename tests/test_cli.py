@@ -188,21 +188,34 @@ def test_a_json_run_imports_no_table_library_and_no_pydantic(tmp_path):
     assert loaded == []
 
 
-@pytest.mark.parametrize(("user_setting", "expected"), [(None, "1"), ("2", "2")])
-def test_the_client_runs_numpy_on_one_blas_thread_unless_the_user_chose(user_setting, expected):
-    """OpenBLAS's worker threads spin after every call; the client's matrix work is small, so they only burn CPU."""
+@pytest.mark.parametrize(("user_setting", "inside"), [(None, 1), ("2", 2)])
+def test_the_client_scores_on_one_blas_thread_unless_the_user_chose(user_setting, inside):
+    """OpenBLAS's worker threads spin after every call; the client's matrix work is small, so they only burn CPU.
+    The limit holds in the block (nested blocks too) and nowhere else; no variable is set; another thread than the
+    main one (the API's async forms) leaves the process's setting alone."""
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     if user_setting:
         env["OPENBLAS_NUM_THREADS"] = user_setting
     script = (
-        "import os, rmbench_client, numpy\n"
-        "print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))\n"
+        "import json, os, threading, numpy\n"
+        "from threadpoolctl import threadpool_info\n"
+        "from rmbench_client.blas_threads import few_blas_threads\n"
+        "def blas(): return [i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas']\n"
+        "def in_thread():\n"
+        "    with few_blas_threads():\n"
+        "        seen.append(blas())\n"
+        "before, seen = blas(), []\n"
+        "with few_blas_threads():\n"
+        "    with few_blas_threads():\n"
+        "        pass\n"
+        "    seen.append(blas())\n"
+        "t = threading.Thread(target=in_thread); t.start(); t.join()\n"
+        "print(json.dumps([before, *seen, blas(), os.environ.get('OPENBLAS_NUM_THREADS')]))\n"
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60)
-    setting, threads = proc.stdout.split()
-    assert setting == expected
-    if user_setting is None:
-        assert threads == "1"  # OpenBLAS started no worker thread
+    before, in_block, in_thread, after, variable = json.loads(proc.stdout)
+    assert before and in_block == [inside] * len(before) and in_thread == after == before
+    assert variable == user_setting
 
 
 @pytest.mark.parametrize(

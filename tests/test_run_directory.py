@@ -4,7 +4,9 @@ never before; one directory per model and benchmark; one run at a time; atomic w
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
 from rmbench_client.benchmarks.shared import eval_sets
 from rmbench_client.errors import RunLockedError
-from rmbench_client.run_directory import RunDirectory, write_atomic
+from rmbench_client.run_directory import RunDirectory, running_pid, write_atomic
 
 DERIVED = [
     C.SUMMARY_FILE,
@@ -90,3 +92,31 @@ def test_one_models_benchmarks_get_their_own_default_directories(tmp_path):
     for benchmark in runs:
         summary = json.loads((tmp_path / "runs" / "baseline-longer" / benchmark / C.SUMMARY_FILE).read_text())
         assert summary["benchmark"] == benchmark
+
+
+def test_the_lock_names_its_holder_and_goes_with_its_process(tmp_path):
+    """While another process holds the directory, a run is refused naming that process's pid, and `running_pid`
+    and `status` say it; killed (nothing cleans up), its lock goes with it."""
+    (tmp_path / C.CONFIG_FILE).write_text("model: baseline:random\n")
+    hold = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from rmbench_client.run_directory import RunDirectory\n"
+        "with RunDirectory(Path(sys.argv[1])):\n"
+        "    print('held', flush=True)\n"
+        "    time.sleep(120)\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", hold, str(tmp_path)], stdout=subprocess.PIPE, text=True) as holder:
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+            with pytest.raises(RunLockedError, match=rf"another run \(pid {holder.pid}\)"):
+                RunDirectory(tmp_path).__enter__()
+            assert running_pid(tmp_path) == holder.pid  # a refused run and a look leave the holder's pid in place
+            shown = cli("status", str(tmp_path), "--json")
+            assert shown.returncode == 0 and json.loads(shown.stdout)["pid"] == holder.pid, shown.stderr
+        finally:
+            holder.kill()
+    assert running_pid(tmp_path) is None
+    with RunDirectory(tmp_path):
+        assert running_pid(tmp_path) == os.getpid()
+    assert json.loads(cli("status", str(tmp_path), "--json").stdout)["state"] == "not running"

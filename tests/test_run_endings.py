@@ -17,7 +17,7 @@ import yaml
 from fake_reward_faults import MODEL, FakeVllm
 from helpers_cli import CLI, cli, one_error_line, stored, summary
 
-from rmbench_client import runner
+from rmbench_client import runner, scoring_loop
 from rmbench_client.config import load_config
 from rmbench_client.errors import ConfigError
 from rmbench_client.interrupts import Interrupted, RunSignals
@@ -129,7 +129,7 @@ def test_a_head_option_the_head_cannot_take_is_refused_before_anything_changes(t
 )
 def test_an_error_during_scoring_writes_what_was_scored(tmp_path, monkeypatch, error, reason):
     complete_run(tmp_path)
-    real = runner.prompt_scores
+    real = scoring_loop.prompt_scores
     calls = []
 
     def fails_on_the_fourth(*args):  # noqa: ANN002, ANN202
@@ -140,7 +140,7 @@ def test_an_error_during_scoring_writes_what_was_scored(tmp_path, monkeypatch, e
 
     with FakeVllm(width=2) as fake:  # another head: another model, scored afresh beside the earlier values
         cfg = load_config(str(config(tmp_path, fake.url)), {})
-        monkeypatch.setattr(runner, "prompt_scores", fails_on_the_fourth)
+        monkeypatch.setattr(scoring_loop, "prompt_scores", fails_on_the_fourth)
         with pytest.raises(type(error)):
             runner.run(cfg, progress=False)
         out = tmp_path / "run"
@@ -151,7 +151,7 @@ def test_an_error_during_scoring_writes_what_was_scored(tmp_path, monkeypatch, e
         kept = stored(out)
         assert kept >= 2 * PROMPTS + 2 * s["scored"]  # the earlier model's values, and every prompt's scored
 
-        monkeypatch.setattr(runner, "prompt_scores", real)
+        monkeypatch.setattr(scoring_loop, "prompt_scores", real)
         sent = fake.counts["/pooling"]
         result = runner.run(cfg, progress=False)
         assert result.all_scored and result.summary["complete"]

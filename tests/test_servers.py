@@ -27,7 +27,6 @@ from conftest import (
     with_ports,
 )
 
-import rmbench_client
 from rmbench_client.config import RunConfig, load_config
 from rmbench_client.errors import ServerError
 from rmbench_client.launcher import ServerInfo, server_command, server_env, start_servers, stop_servers
@@ -264,11 +263,9 @@ def test_commands_for_policy_data_parallel_cpu_and_tgi(monkeypatch: pytest.Monke
     assert "PYTHONDONTWRITEBYTECODE" not in server_env(demo.serve, 0)
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")  # the user's own allocator settings win
     assert server_env(demo.serve, 0)["MALLOC_MMAP_THRESHOLD_"] == "65536"
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # the client's own setting does not reach a server ...
-    monkeypatch.setattr(rmbench_client, "BLAS_THREADS_SET_HERE", True)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)  # the server's environment is the user's ...
     assert "OPENBLAS_NUM_THREADS" not in server_env(demo.serve, 0)
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # ... the user's does
-    monkeypatch.setattr(rmbench_client, "BLAS_THREADS_SET_HERE", False)
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # ... with what they set
     assert server_env(demo.serve, 0)["OPENBLAS_NUM_THREADS"] == "3"
     tgi = policy.replace(serve=policy.serve.replace(engine="tgi"))
     assert server_command("policy", tgi, "http://127.0.0.1:8010", REPO)[:2] == [

@@ -6,9 +6,9 @@ Every method is one HTTP request, so the endpoint pool's concurrency and rate li
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import httpx
 
@@ -40,6 +40,19 @@ class Endpoint:
 
     def __str__(self) -> str:
         return self.url
+
+
+Call = Callable[[Callable[[Endpoint], Awaitable[Any]]], Awaitable[Any]]
+"""How a model kind sends one request (a function of the endpoint): `EndpointPool.call`, or `on(ep)`."""
+
+
+def on(ep: Endpoint) -> Call:
+    """A `call` pinned to one endpoint, without retries (admission's checks of that endpoint)."""
+
+    async def call(fn: Callable[[Endpoint], Awaitable[Any]]) -> Any:
+        return await fn(ep)
+
+    return call
 
 
 class TextRewardBackend(Protocol):

@@ -79,11 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_score(args: argparse.Namespace, console: Console) -> int:
+    from ..blas_threads import few_blas_threads
     from ..report.printing import print_summary
     from ..score_files import summarize
 
-    # read_scores, or a results file's subsets
-    summary = summarize(args.paths, args.domain, seed=args.seed, threshold=args.threshold)
+    with few_blas_threads():  # read_scores, or a results file's subsets
+        summary = summarize(args.paths, args.domain, seed=args.seed, threshold=args.threshold)
     if args.json:
         sys.stdout.write(json.dumps(summary) + "\n")
     else:
@@ -146,6 +147,11 @@ class _LazyConsole:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # httpx imports its own command line (click, pygments, rich) whenever click is installed, which
+    # huggingface_hub always brings: about 0.14 s of CPU per run on 2 busy cores, for a command line this program
+    # never runs. A None entry makes that one import fail at once, and httpx then stubs its `main`. The program
+    # decides this for its own process, as it sets up logging; `import rmbench_client` changes nothing.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     args = build_parser().parse_args(argv)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)

@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from .. import constants as C
-from .. import user_environment
 from ..config import PrmOptions, RoleConfig, ServeSpec
 from ..errors import ServerError
 from .releases import NEW_CPU_ENTRY, ServerRelease, server_venv, serving_release
@@ -28,25 +27,25 @@ REWARD_POOLER = '{"use_activation": false}'
 TGI_SCRIPT = "servers/tgi.sh"
 
 
-def _port(url: str) -> int:
+def url_port(url: str) -> int:
     parsed = urlparse(url)
     return parsed.port or (443 if parsed.scheme == "https" else 80)
 
 
-def _loopback(url: str) -> bool:
+def is_loopback(url: str) -> bool:
     return urlparse(url).hostname in ("127.0.0.1", "localhost", "::1")
 
 
-def _bind_host(url: str) -> str:
+def bind_host(url: str) -> str:
     # A loopback URL stays private to this machine; any other name must be reachable from outside.
-    return "127.0.0.1" if _loopback(url) else "0.0.0.0"
+    return "127.0.0.1" if is_loopback(url) else "0.0.0.0"
 
 
-def _server_key(role: str, role_cfg: RoleConfig, url: str) -> str | None:
+def server_key(role: str, role_cfg: RoleConfig, url: str) -> str | None:
     """The API key a server requires: the role's key from the environment. A server reachable from other machines
     without one is refused; the key goes to the server through its environment, never its command line."""
     key = role_cfg.api_key(role)
-    if key is None and not _loopback(url):
+    if key is None and not is_loopback(url):
         raise ServerError(
             f"endpoint {url} of role {role} is not a loopback address: its server would accept requests from any "
             f"machine without a key. Set {role_cfg.api_key_env or C.API_KEY_ENV} (the server then requires it and "
@@ -65,7 +64,7 @@ def _model_arg(path: str, repo_root: Path) -> str:
     return path
 
 
-def _spec(role: str, role_cfg: RoleConfig) -> ServeSpec:
+def serve_spec(role: str, role_cfg: RoleConfig) -> ServeSpec:
     if role_cfg.serve is None:
         raise ServerError(f"role {role} has no 'serve' section: nothing to start for it")
     return role_cfg.serve
@@ -76,9 +75,9 @@ def server_command(
 ) -> list[str]:
     """The command that serves `role` at `endpoint_url` (vLLM on GPU or CPU, or TGI in docker); `prm`: how the
     config reads a process reward model (its step tag's pooler, or the log-prob flags)."""
-    spec = _spec(role, role_cfg)
-    model, port = _model_arg(spec.path, repo_root), str(_port(endpoint_url))
-    common = ["--port", port, "--host", _bind_host(endpoint_url), "--max-model-len", str(spec.max_model_len)]
+    spec = serve_spec(role, role_cfg)
+    model, port = _model_arg(spec.path, repo_root), str(url_port(endpoint_url))
+    common = ["--port", port, "--host", bind_host(endpoint_url), "--max-model-len", str(spec.max_model_len)]
     if spec.engine == "tgi":  # TGI's /generate takes no model name, so served_model is not passed
         if role == "reward":
             raise ServerError("TGI serves causal LMs only; serve the reward model with engine vllm")
@@ -124,8 +123,9 @@ def server_env(
     found: ServerRelease | None = None,
 ) -> dict[str, str]:
     """The environment of the server behind endpoint `index` of a role (with the key it requires, if any), for the
-    vLLM release `found` in the server environment (None: the latest)."""
-    env = user_environment() | {"PYTHONUNBUFFERED": "1", "VLLM_NO_USAGE_STATS": "1"}
+    vLLM release `found` in the server environment (None: the latest): the user's, which the client never changes,
+    with the server's own settings."""
+    env = dict(os.environ) | {"PYTHONUNBUFFERED": "1", "VLLM_NO_USAGE_STATS": "1"}
     if api_key:
         env["API_KEY" if spec.engine == "tgi" else "VLLM_API_KEY"] = api_key
     if spec.engine == "vllm-cpu":

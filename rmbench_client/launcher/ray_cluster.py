@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +25,6 @@ from typing import Any
 import httpx
 
 from .. import constants as C
-from .. import user_environment
 from ..backends.base import Endpoint
 from ..backends.session import Session
 from ..config import RoleConfig, RunConfig, ServeSpec
@@ -32,8 +32,8 @@ from ..errors import ServerError
 from ..model_identity import same_model, served_identity
 from ..ray_discovery import cluster_address, is_replica_of, replica_name
 from . import ray_replica
-from .commands import _loopback, _spec, server_command, server_env
-from .processes import _healthy
+from .commands import is_loopback, serve_spec, server_command, server_env
+from .processes import healthy
 from .releases import installed_release, server_venv
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ def _launch(
 ) -> tuple[list[str], dict[str, str], list[str]]:
     """The server command (its port and host set by the actor on its node), the environment it adds and the
     variables it removes, as the local launcher builds them."""
-    spec = _spec(role, role_cfg)
+    spec = serve_spec(role, role_cfg)
     key = role_cfg.api_key(role)
     if key is None and needs_key:
         variable = role_cfg.api_key_env or C.API_KEY_ENV
@@ -150,8 +150,8 @@ def _launch(
         )
     command = server_command(role, role_cfg, "http://127.0.0.1:0", root)
     env = server_env(spec, 0, None, key, installed_release(server_venv(root)))
-    mine = user_environment()
-    return command, {k: v for k, v in env.items() if mine.get(k) != v}, [k for k in mine if k not in env]
+    # server_env starts from this process's environment: each node's actor starts from its own instead
+    return command, {k: v for k, v in env.items() if os.environ.get(k) != v}, [k for k in os.environ if k not in env]
 
 
 def serve_on_ray(
@@ -163,9 +163,9 @@ def serve_on_ray(
     `announce` is called once every check passed, before anything is created."""
     root = Path(repo_root or Path.cwd()).resolve()
     names, by_name = ray_roles(cfg, roles), _roles(cfg)
-    specs = {r: _spec(r, by_name[r]) for r in names}
+    specs = {r: serve_spec(r, by_name[r]) for r in names}
     ray = connect(list(specs.values()))
-    needs_key = any(n["Alive"] and not _loopback(f"http://{n['NodeManagerAddress']}") for n in ray.nodes())
+    needs_key = any(n["Alive"] and not is_loopback(f"http://{n['NodeManagerAddress']}") for n in ray.nodes())
     launches = {role: _launch(role, by_name[role], root, needs_key) for role in names}
     there = set(ray.util.list_named_actors()) | {
         g["name"] for g in ray.util.placement_group_table().values() if g.get("state") != "REMOVED"
@@ -236,7 +236,7 @@ def _wait_ready(
                         f"{role} replica {name} on node {info['node_ip']}: its server exited with status "
                         f"{info['exit']} while starting\nlog {info['log']} (last lines):\n{info.get('tail', '')}"
                     )
-                if _healthy(client, info["url"]):
+                if healthy(client, info["url"]):
                     ready[name] = ReplicaInfo(role, name, info["url"], info["node_id"], info["node_ip"],
                                               info["pid"], info["log"])  # fmt: skip
             if len(ready) < len(created):
@@ -289,7 +289,7 @@ def stop_on_ray(cfg: RunConfig, roles: Sequence[str] | None = None) -> list[str]
     names = ray_roles(cfg, roles)
     if not names:
         return []
-    ray = connect([_spec(r, _roles(cfg)[r]) for r in names])
+    ray = connect([serve_spec(r, _roles(cfg)[r]) for r in names])
 
     def ours(name: str | None) -> bool:
         return any(is_replica_of(name, r, _roles(cfg)[r].served_model) for r in names)

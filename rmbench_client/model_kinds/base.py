@@ -25,7 +25,7 @@ class ModelKind(Protocol):
 
     pairwise: bool  # units are (chosen, rejected) comparisons (a pairwise judge), not single responses
     # a process model kind: one raw value per example, the list of its steps' scores (each step's probability of
-    # being correct, fewer than the steps when the input was cut at the length limit); runner.prompt_scores puts
+    # being correct, fewer than the steps when the input was cut at the length limit); scoring_loop.prompt_scores puts
     # them in PromptScores.steps (`reduce` is not called for it)
     process: bool
 

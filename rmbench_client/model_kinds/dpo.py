@@ -21,12 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ..admission import on
-from ..backends.base import Endpoint, LogprobBackend, Messages
+from ..backends.base import Call, Endpoint, LogprobBackend, Messages, on
 from ..backends.tgi import TgiLogprobs, added_bos_text
 from ..backends.vllm import VllmLogprobs
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
-from ..endpoint_pool import Call, EndpointPool
+from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, DataError
 from ..examples import Example, conversation
 from .base import Unit

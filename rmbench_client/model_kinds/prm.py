@@ -32,13 +32,12 @@ import json
 from functools import partial
 from typing import Any
 
-from ..admission import on
-from ..backends.base import Endpoint
+from ..backends.base import Call, Endpoint, on
 from ..backends.vllm import VllmLogprobs
 from ..backends.vllm_features import served_routes
 from ..backends.vllm_prm import VllmStepRewards, step_probability
 from ..config import PrmOptions
-from ..endpoint_pool import Call, EndpointPool
+from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, SampleError, ShapeError
 from ..examples import Example, Message, conversation, prompt_text
 from .base import Unit
@@ -50,7 +49,7 @@ PROBE = Example("probe", "probe", "", "What is 2 + 3 * 4?", (), (),
 
 
 class StepScores(list[float]):
-    """A solution's merged value: its steps' scores (what runner.prompt_scores reads), with the stored value
+    """A solution's merged value: its steps' scores (what scoring_loop.prompt_scores reads), with the stored value
     beside them for `details`."""
 
     def __init__(self, value: dict[str, Any]) -> None:

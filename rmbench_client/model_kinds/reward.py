@@ -15,12 +15,11 @@ import logging
 from functools import partial
 from typing import Any
 
-from ..admission import on
-from ..backends.base import Endpoint, Messages, TextRewardBackend
+from ..backends.base import Call, Endpoint, Messages, TextRewardBackend, on
 from ..backends.vllm import VllmReward
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
 from ..config import RewardOptions, RoleConfig
-from ..endpoint_pool import Call, EndpointPool
+from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, EndpointError
 from ..examples import Example, conversation
 from .base import Unit
@@ -164,7 +163,8 @@ class RewardModel:
             ids = await asyncio.gather(
                 *(call(partial(vllm.tokenize, messages=m, add_generation_prompt=False)) for m in payloads)
             )
-            return await call(lambda ep: vllm.rewards_for_inputs(ep, ids))
+            scored: list[list[float]] = await call(lambda ep: vllm.rewards_for_inputs(ep, ids))
+            return scored
         # one conversation per request in this form: each is retried on its own
         calls = (call(partial(vllm.rewards_for_messages, messages=m)) for m in payloads)
         return list(await asyncio.gather(*calls))

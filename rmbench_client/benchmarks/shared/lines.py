@@ -4,10 +4,12 @@ benchmarks' own tools write it."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
+from ...atomic_write import write_atomic
 from ...errors import DataError
+
+write_text = write_atomic  # the name the benchmarks' file writers use
 
 
 def floats(value: Any, where: str, key: str, finite: bool = True) -> tuple[float, ...]:
@@ -42,11 +44,3 @@ def credit_value(value: Any, where: str) -> tuple[float, ...]:
     if any(not 0.0 <= v <= 1.0 for v in results):
         raise DataError(f"{where}: 'results' must hold credits in [0, 1]")
     return results
-
-
-def write_text(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)  # a reader never sees half a file
-    return path

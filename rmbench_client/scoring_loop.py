@@ -1,0 +1,217 @@
+"""The scoring of a run's prompts, shared by the one-process run (runner.py) and each worker process (workers.py):
+the start-up checks through the model kind, then the prompts not yet stored, `in_flight` at a time, in dataset
+order. A prompt's units go out together (prefix-cache friendly), results are committed to the store as they
+arrive, and a prompt's line is appended to `samples.jsonl` once all its units are scored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+
+from . import constants as C
+from .benchmarks.spec import Benchmark
+from .config import RunConfig
+from .errors import ConfigError, EndpointError, RetryableError, SampleError
+from .examples import Example, PromptScores
+from .interrupts import RunSignals
+from .model_kinds.base import ModelKind, Unit
+from .progress import ProgressBar
+from .score_store import OpenRun, ScoreStore, UnitKeys
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Outcome:
+    """What scoring produced, however it ended."""
+
+    scores: dict[str, PromptScores] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)  # example id -> reason
+    sent: int = 0  # units sent to servers
+    warnings: list[str] = field(default_factory=list)
+    identity: dict[str, Any] = field(default_factory=dict)
+    aborted: str | None = None  # why the run stopped before every prompt was tried
+    signal: signal.Signals | None = None
+
+
+def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptScores:
+    values = model.merge(values)
+    if model.process:  # one raw value: the steps' scores (fewer than the steps when the input was cut)
+        steps = tuple(float(v) for v in values[0])
+        details = model.details(ex, values)
+        return PromptScores(ex.id, ex.group, (), (), steps=steps, step_labels=ex.step_labels, details=details)
+    scores = tuple(model.reduce(v) for v in values)
+    details = model.details(ex, values)
+    if model.pairwise:
+        return PromptScores(ex.id, ex.group, (), (), results=scores, pairs=ex.pairs, details=details)
+    n = len(ex.chosen)
+    return PromptScores(ex.id, ex.group, scores[:n], scores[n:], pairs=ex.pairs, details=details)
+
+
+def sample_line(bench: Benchmark[Any], ex: Example, scores: PromptScores) -> str:
+    line = bench.sample_line(ex, scores)
+    if scores.details is not None:
+        line["details"] = scores.details
+    return orjson.dumps(line).decode() + "\n"  # several times faster than json.dumps; scores are never NaN
+
+
+def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = True) -> dict[str, Any] | None:
+    """The identity with each role's (served model, fingerprint) replaced by its epoch in this store; with
+    `record` False (a dry run) None when the store has never seen one of the models."""
+    models = {}
+    for role, m in identity.get("models", {}).items():
+        find = store.model_epoch if record else store.known_epoch
+        epoch = find(role, m["served"], m["fingerprint"])
+        if epoch is None:
+            return None
+        models[role] = {"served": m["served"], "epoch": epoch}
+    return identity | {"models": models} if models else identity
+
+
+class Scoring:
+    """Scores the examples of one run with `in_flight` prompts at a time, in dataset order."""
+
+    def __init__(self, model: ModelKind, bench: Benchmark[Any], store: ScoreStore, samples: IO[str]) -> None:
+        self.model = model
+        self.bench = bench
+        self.store = store
+        self.samples = samples
+        self.keys = UnitKeys(None)
+
+    def keyed(self, ex: Example) -> tuple[list[Unit], list[str]]:
+        """The prompt's units (rendered once: templating is a large part of the client's work) and their keys."""
+        units = self.model.units(ex)
+        return units, [self.keys.of(u.material, u.role) for u in units]
+
+    async def run(self, examples: list[Example], outcome: Outcome, progress: bool, in_flight: int) -> None:
+        self.keys = UnitKeys(outcome.identity)
+        with ProgressBar(len(examples), progress) as bar:
+            # shared by the workers; it renders and keys a chunk of prompts at a time, so a large dataset's
+            # rendered texts are never all held at once
+            queue = self.pending(examples, outcome, bar)
+
+            async def worker() -> None:
+                for ex, units, keys in queue:  # each worker takes the next prompt when it is free
+                    await self._one(ex, units, keys, outcome)
+                    bar.advance()
+
+            tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(in_flight, len(examples))))]
+            try:
+                done_tasks, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for task in done_tasks:
+                    task.result()  # the first error that stops the run (an outage, a wrong key)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    def pending(
+        self, examples: list[Example], outcome: Outcome, bar: ProgressBar
+    ) -> Iterator[tuple[Example, list[Unit], list[str]]]:
+        """The prompts with units not yet stored, a chunk at a time; those already complete in the store are
+        finished here."""
+        for chunk in _chunks(examples, C.PROMPTS_PER_STORE_READ):
+            keyed = []
+            for ex in chunk:
+                try:
+                    keyed.append((ex, *self.keyed(ex)))
+                except ConfigError as exc:  # e.g. a chat template that refuses this conversation
+                    outcome.failures[ex.id] = str(exc)
+            done = self.store.get_many(k for _, _, keys in keyed for k in keys)
+            todo = []
+            for ex, units, keys in keyed:
+                if all(k in done for k in keys):
+                    self._finish(ex, [done[k] for k in keys], outcome)
+                    bar.advance()
+                else:
+                    todo.append((ex, units, keys))
+            self.samples.flush()
+            yield from todo
+
+    async def _one(self, ex: Example, units: list[Unit], keys: list[str], outcome: Outcome) -> None:
+        stored = self.store.get_many(keys)  # a prompt sharing units with one scored earlier reuses them
+        first: dict[str, int] = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)  # a unit repeated within the prompt goes out once
+        todo = [i for k, i in first.items() if k not in stored]
+        try:
+            fresh = await self.model.score(ex, [units[i] for i in todo])
+        except (SampleError, RetryableError) as exc:  # retryable: it outlived its retries
+            outcome.failures[ex.id] = str(exc)
+            log.info("prompt %s failed: %s", ex.id, exc)
+            return
+        new = {keys[i]: value for i, value in zip(todo, fresh, strict=True)}
+        self.store.put_many(new)
+        outcome.sent += len(todo)
+        self._finish(ex, [new.get(k, stored.get(k)) for k in keys], outcome)
+        self.samples.flush()
+
+    def _finish(self, ex: Example, values: list[Any], outcome: Outcome) -> None:
+        scores = prompt_scores(self.model, ex, values)
+        outcome.scores[ex.id] = scores
+        self.samples.write(sample_line(self.bench, ex, scores))
+
+
+def _chunks(items: list[Example], size: int) -> Iterator[list[Example]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def in_flight(cfg: RunConfig) -> int:
+    """How many prompts to score at once: a few per request slot of the run's endpoints."""
+    slots = sum(cfg.roles[name].endpoint_count() * cfg.roles[name].concurrency for name in cfg.roles_used())
+    return max(1, slots * C.PROMPTS_IN_FLIGHT_PER_SLOT)
+
+
+Spread = Callable[[Scoring, list[Example], Outcome, bool], Awaitable[None]]
+"""Scoring the examples some other way than in this process (workers.py): (scoring, examples, outcome, progress)."""
+
+
+async def score_examples(
+    cfg: RunConfig,
+    bench: Benchmark[Any],
+    examples: list[Example],
+    files: OpenRun,
+    progress: bool,
+    signals: RunSignals,
+    outcome: Outcome,
+    spread: Spread | None = None,
+) -> None:
+    """Score every example into `outcome`, in this process or through `spread`. A signal cancels this task, in the
+    start-up checks as in the scoring; the run directory is touched (`files.start`) only once the checks have
+    passed with no signal. An outage stops the scoring; any other error propagates, `outcome` holding what was
+    scored until then."""
+    from .model_kinds.factory import open_model_kind  # imported here: pulls in the HTTP stack
+
+    signals.cancels(asyncio.current_task())
+    try:
+        async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
+            if model.process != bench.process:  # a kind cfg.fits did not foresee
+                raise ConfigError(f"model type {cfg.type} cannot score benchmark {bench.name}")
+            store, samples = files.start(signals.touch)
+            outcome.identity = epoch_identity(model.identity, store) or {}
+            scoring = Scoring(model, bench, store, samples)
+            try:
+                if spread is not None:
+                    await spread(scoring, examples, outcome, progress)
+                else:
+                    await scoring.run(examples, outcome, progress, in_flight(cfg))
+            except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
+                outcome.aborted = str(exc)
+            finally:
+                outcome.warnings = list(model.warnings)
+    except asyncio.CancelledError:
+        if signals.signal is None:
+            raise
+        outcome.signal = signals.signal
+        if len(outcome.scores) + len(outcome.failures) < len(examples):  # not a signal just after the last prompt
+            outcome.aborted = outcome.aborted or signals.reason
+    finally:
+        signals.cancels(None)
