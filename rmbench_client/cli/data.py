@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _checksum_state(bench: Benchmark, path: Path) -> str:
+def _checksum_state(bench: Benchmark[Any], path: Path) -> str:
     """ "ok", "mismatch" or "unknown" (no known checksum for this file name)."""
     expected = hub.known_checksum(bench, path.name)
     if expected is None:

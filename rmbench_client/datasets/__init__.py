@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..benchmarks.shared.fields import rename
@@ -21,7 +21,7 @@ from ..errors import ConfigError, DataError
 from ..examples import Example
 
 if TYPE_CHECKING:
-    from ..benchmarks.registry import Benchmark
+    from ..benchmarks.spec import Benchmark
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
     return Path(root) / benchmark
 
 
-def _files(bench: Benchmark, path: str | Path | None) -> list[Path]:
+def _files(bench: Benchmark[Any], path: str | Path | None) -> list[Path]:
     """The data files: of `path` (a file or a directory), else of the benchmark's variable's (`data_env`), else of
     data/<benchmark>, else downloaded."""
     from . import hub
@@ -75,7 +75,7 @@ def _files(bench: Benchmark, path: str | Path | None) -> list[Path]:
 
 
 def load_dataset(
-    benchmark: str | Benchmark, path: str | Path | None, fields: Mapping[str, str] | None = None
+    benchmark: str | Benchmark[Any], path: str | Path | None, fields: Mapping[str, str] | None = None
 ) -> Dataset:
     """Load and validate a benchmark (its name, or the registry's entry a run resolved once); `path` None reads
     data/<benchmark>, else downloads it from the hub. `fields` maps our field names to the file's (e.g.

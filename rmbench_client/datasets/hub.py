@@ -9,7 +9,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..errors import DataError
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..benchmarks.spec import Benchmark, HubSource
 
 
-def run_hint(bench: Benchmark) -> str:
+def run_hint(bench: Benchmark[Any]) -> str:
     """What a run without the benchmark's data can do instead (the variable only for the benchmark it serves)."""
     env = f" or ${bench.data_env}" if bench.data_env else ""
     return (
@@ -27,12 +27,12 @@ def run_hint(bench: Benchmark) -> str:
     )
 
 
-def _fetch_hint(bench: Benchmark, dest: Path) -> str:
+def _fetch_hint(bench: Benchmark[Any], dest: Path) -> str:
     return f"check the network (HF_ENDPOINT, HF_HUB_OFFLINE), or put {bench.layout} into {dest} yourself"
 
 
 def _snapshot(
-    bench: Benchmark, source: HubSource, hint: str, cache_dir: str | None = None, local_dir: str | None = None
+    bench: Benchmark[Any], source: HubSource, hint: str, cache_dir: str | None = None, local_dir: str | None = None
 ) -> list[Path]:
     """The source's files, by snapshot_download (into the cache, or `local_dir`); one DataError on failure. Only
     the files the patterns name: a cached snapshot may hold other splits that other tools downloaded."""
@@ -57,7 +57,7 @@ def _snapshot(
     return files
 
 
-def download(bench: Benchmark) -> list[Path]:
+def download(bench: Benchmark[Any]) -> list[Path]:
     """The benchmark's files, downloaded once into the cache."""
     if not bench.hub:
         raise DataError(f"{bench.name} has no hub dataset: pass the data with --data PATH ({bench.layout})")
@@ -88,11 +88,11 @@ def verify(path: Path, expected: str) -> None:
         raise DataError(f"{path}: {kind} checksum {got} does not match the known {want}; the file was not kept")
 
 
-def known_checksum(bench: Benchmark, name: str) -> str | None:
+def known_checksum(bench: Benchmark[Any], name: str) -> str | None:
     return bench.checksums.get(name)
 
 
-def fetch(bench: Benchmark, dest: Path) -> list[tuple[Path, bool]]:
+def fetch(bench: Benchmark[Any], dest: Path) -> list[tuple[Path, bool]]:
     """Download the benchmark's hub files into `dest` (each file under its own name, in the source's folder),
     checking known checksums before a file is moved in; (path, verified) per file. A failed fetch leaves no folder
     it created empty."""

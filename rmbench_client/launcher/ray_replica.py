@@ -70,7 +70,7 @@ class Replica:
     def __init__(self, command: list[str], env: dict[str, str], unset: list[str], grace: float) -> None:
         import ray
 
-        ip = ray.util.get_node_ip_address()
+        ip: str = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]  # Ray's own function is untyped
         port = _free_port(ip)
         host = f"[{ip}]" if ":" in ip else ip
         self.url = f"http://{host}:{port}"

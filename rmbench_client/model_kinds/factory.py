@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 import httpx
-from asyncio_throttle import Throttler
+from asyncio_throttle.throttler import Throttler
 
 from ..admission import Admission
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS

@@ -90,7 +90,7 @@ COMBINE = {"pairwise": credit_both, "judgebench": judgebench}  # how a mode comb
 
 
 async def ask(
-    ep: Endpoint, messages: list[dict[str, str]], options: JudgeOptions, cache: dict, n: int = 1
+    ep: Endpoint, messages: list[dict[str, str]], options: JudgeOptions, cache: dict[str, Any], n: int = 1
 ) -> Judgement:
     """The judge's `n` answers to one question (one HTTP request), as a stored judgement; failures and answers
     that are no answer (judge_answers.judgement) mapped onto the error tree."""

@@ -20,6 +20,7 @@ prompts on which the runs disagree change under a swap, which makes it McNemar's
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,9 @@ def shared_prompts(runs: Sequence[Sequence[PromptScores]]) -> tuple[dict[str, li
     return dict(sorted(groups.items())), [len(run_ids) - len(common) for run_ids in ids]
 
 
-def _values(run: Sequence[PromptScores], groups: Mapping[str, list[str]], prompt_values: PromptValues) -> dict:
+def _values(
+    run: Sequence[PromptScores], groups: Mapping[str, list[str]], prompt_values: PromptValues
+) -> dict[str, np.ndarray]:
     by_id = {r.id: r for r in run}
     return {g: prompt_values([by_id[i] for i in ids]) for g, ids in groups.items()}
 
@@ -72,7 +75,7 @@ def compare(
     samples: int = C.BOOTSTRAP_SAMPLES,
     permutations: int = C.PERMUTATIONS,
     confidence: float = C.CONFIDENCE,
-) -> dict:
+) -> dict[str, Any]:
     """{"shared": prompts every run scored, "left_out": per run, "differences": per run after the first,
     {number: {"diff", "ci", "p", "significant"}}} (fractions; JSON-ready)."""
     if len(runs) < 2:
