@@ -3,9 +3,8 @@ and coding questions, scored as JudgeBench's own code scores a judge or a reward
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
-from ...examples import Example, PromptScores
 from ..shared import pairwise
 from ..shared.pairwise import PairSummary
 from ..spec import Benchmark, HubSource
@@ -13,14 +12,6 @@ from . import data, scoring
 from .constants import CATEGORIES, HUB_REPO, SPLITS
 
 NAME = "judgebench"
-
-
-def _line(example: Example, scores: PromptScores) -> dict[str, Any]:
-    return pairwise.named_line(example, scores, NAME)
-
-
-def _read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> PromptScores | None:
-    return pairwise.named_read(rec, where, index, domain, NAME)
 
 
 BENCHMARK: Benchmark[PairSummary] = Benchmark(
@@ -35,8 +26,8 @@ BENCHMARK: Benchmark[PairSummary] = Benchmark(
     expected_groups=CATEGORIES,
     score=scoring.score,
     summary_type=PairSummary,
-    sample_line=_line,
-    read_record=_read,
+    sample_line=partial(pairwise.named_line, name=NAME),
+    read_record=partial(pairwise.named_read, name=NAME),
     table=pairwise.pairwise_table,
     headline=scoring.headline,
     headline_intervals=pairwise.headline_intervals,

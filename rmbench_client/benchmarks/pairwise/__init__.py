@@ -3,23 +3,14 @@ optional subset), scored as RewardBench scores a pair."""
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
-from ...examples import Example, PromptScores
 from ..shared import pairwise
 from ..shared.pairwise import PairSummary
 from ..spec import Benchmark
 from . import data
 
 NAME = "pairwise"
-
-
-def _line(example: Example, scores: PromptScores) -> dict[str, Any]:
-    return pairwise.named_line(example, scores, NAME)
-
-
-def _read(rec: dict[str, Any], where: str, index: int, domain: str | None) -> PromptScores | None:
-    return pairwise.named_read(rec, where, index, domain, NAME)
 
 
 BENCHMARK: Benchmark[PairSummary] = Benchmark(
@@ -32,8 +23,8 @@ BENCHMARK: Benchmark[PairSummary] = Benchmark(
     fields=("id", "prompt", "chosen", "rejected", "subset"),
     score=pairwise.score,
     summary_type=PairSummary,
-    sample_line=_line,
-    read_record=_read,
+    sample_line=partial(pairwise.named_line, name=NAME),
+    read_record=partial(pairwise.named_read, name=NAME),
     table=pairwise.pairwise_table,
     headline=pairwise.headline,
     headline_intervals=pairwise.headline_intervals,
