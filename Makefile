@@ -50,7 +50,7 @@ lint: install
 	$(BIN)/mypy --config-file examples/benchmark-plugin/pyproject.toml examples/benchmark-plugin
 
 test: install chromium
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=30
 
 # The report page's browser tests drive Debian's Chromium (Playwright-for-Python comes with the dev extra; it never
 # downloads a browser of its own). `make test` is the whole suite: Chromium is installed when missing (as root, as
