@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,10 @@ def trackers(args: argparse.Namespace) -> list[Tracker]:
 
     found: list[Tracker] = []
     if getattr(args, "mlflow", None):
+        if args.mlflow.startswith("file:"):
+            # MLflow 3 opens its file store only when allowed: the command line allows it for its own process (the
+            # library's tracker never changes the environment of a process it is a guest in)
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         found.append(MLflowTracker(args.mlflow))
     if getattr(args, "wandb", None):
         found.append(WandbTracker(args.wandb))
@@ -67,13 +72,15 @@ def log_runs(args: argparse.Namespace, run_dirs: list[Path]) -> None:
     if not on:
         return
     from ..results import load_result
-    from ..trackers import log_result
+    from ..trackers import log_result, report_page
 
     try:
         for run_dir in run_dirs:
             if (run_dir / C.SUMMARY_FILE).is_file():
+                result = load_result(run_dir)
+                page = report_page(result)  # once per run, whatever the number of trackers
                 for tracker in on:
-                    log_result(tracker, load_result(run_dir), args.step)
+                    log_result(tracker, result, args.step, page)
     finally:
         for tracker in on:
             tracker.close()
