@@ -35,6 +35,8 @@ _EXPORTS = {
     "Group": "results",
     "Estimate": "results",
     "Comparison": "results",
+    "RunInterrupted": "results",
+    "Status": "results",
     "Tracker": "trackers",
     "MLflowTracker": "trackers",
     "WandbTracker": "trackers",
@@ -70,6 +72,8 @@ __all__ = [
     "Group",
     "Estimate",
     "Comparison",
+    "RunInterrupted",
+    "Status",
     "Tracker",
     "MLflowTracker",
     "WandbTracker",
@@ -107,7 +111,17 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
         TrackerError,
         UserError,
     )
-    from .results import BenchmarkResult, Comparison, Estimate, Group, Scores, SuiteResult, load_result
+    from .results import (
+        BenchmarkResult,
+        Comparison,
+        Estimate,
+        Group,
+        RunInterrupted,
+        Scores,
+        Status,
+        SuiteResult,
+        load_result,
+    )
     from .serving import Servers, serve
     from .trackers import MLflowTracker, Tracker, WandbTracker
     from .watcher import WatchRow, watch

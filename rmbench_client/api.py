@@ -144,6 +144,12 @@ def _evaluate(
     return result
 
 
+def _interrupted(signals: RunSignals, exc: BaseException) -> None:
+    """The caller's KeyboardInterrupt while its thread waits for a run on another (a running loop's thread): the
+    run stops as it would on the signal."""
+    signals.stop(f"interrupted ({type(exc).__name__})")
+
+
 def _evaluation(config: ConfigSource, overrides: Mapping[str, Any] | None, **keys: Any) -> RunConfig:
     cfg = _overridden(config, **{k: _text(v) if isinstance(v, Path) else v for k, v in keys.items()})
     return _overridden(cfg, **dict(overrides or {}))
@@ -185,7 +191,8 @@ def evaluate(
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         bind(trackers)
         signals = RunSignals(handle=handle_signals)
-        return _evaluate(cfg, fresh, progress, heatmaps, trackers, step, signals)
+        call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, trackers, step, signals)
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals))
 
 
 async def evaluate_async(
@@ -292,7 +299,8 @@ def evaluate_suite(
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         bind(trackers)
         signals = RunSignals(handle=handle_signals)
-        return _suite(base, names, data_root, fresh, progress, heatmaps, trackers, step, signals)
+        call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, trackers, step, signals)
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals))
 
 
 def _suite_config(

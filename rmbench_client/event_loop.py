@@ -3,10 +3,10 @@ it builds: Linux and macOS, CPython), else asyncio's own. uvloop's loop costs le
 one client feeding many endpoints runs out of (bench P8). `RMBENCH_EVENT_LOOP=asyncio` picks asyncio's loop.
 
 A run always has a loop of its own. Called where a loop is already running (a notebook, an async trainer calling
-the sync API), it runs on a private loop in a thread of its own while the caller's thread waits (`run`); the async
-API awaits a run on its own thread without blocking the caller's loop (`in_thread`), and a cancellation of that
-await stops the run and waits for its end, so that its outputs are written and its lock released before the
-caller goes on.
+the sync API), the whole run goes to a thread of its own, with its private loop, while the caller's thread waits
+(`off_loop`); the async API awaits a run on its own thread without blocking the caller's loop (`in_thread`), and a
+cancellation of that await stops the run and waits for its end, so that its outputs are written and its lock
+released before the caller goes on.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _run_here(main: Coroutine[Any, Any, T]) -> T:
+def run(main: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(main)` on the loop `loop_factory` picks."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(main)
 
@@ -46,16 +47,13 @@ def _running() -> bool:
     return True
 
 
-def run(main: Coroutine[Any, Any, T], stop: Callable[[BaseException], None] | None = None) -> T:
-    """`asyncio.run(main)` on the loop `loop_factory` picks; inside a running loop, on that loop in a thread of its
-    own, this thread waiting. An exception that reaches this thread meanwhile (the caller's KeyboardInterrupt) is
-    given to `stop`, which ends the run; it is raised once the run has ended."""
+def off_loop(call: Callable[[], T], stop: Callable[[BaseException], None]) -> T:
+    """`call()` (a whole run, which starts a loop of its own), here; where a loop is already running in this thread,
+    on a thread of its own while this one waits. An exception that reaches the waiting thread meanwhile (a
+    KeyboardInterrupt from the caller's handler) is given to `stop`, which ends the run, and raised once it has
+    ended."""
     if not _running():
-        return _run_here(main)
-    return _wait(lambda: _run_here(main), stop)
-
-
-def _wait(call: Callable[[], T], stop: Callable[[BaseException], None] | None) -> T:
+        return call()
     done: dict[str, Any] = {}
 
     def target() -> None:
@@ -69,8 +67,7 @@ def _wait(call: Callable[[], T], stop: Callable[[BaseException], None] | None) -
     try:
         thread.join()
     except BaseException as exc:
-        if stop is not None:
-            stop(exc)
+        stop(exc)
         thread.join()
         raise
     if "error" in done:

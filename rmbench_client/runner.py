@@ -109,10 +109,6 @@ def run(
     did); an error that stopped it later is raised again once the outputs are written."""
     bench = benchmarks.get(cfg.benchmark)
     signals = signals if signals is not None else RunSignals()
-
-    def interrupted(exc: BaseException) -> None:  # the caller's KeyboardInterrupt, the run on a thread of its own
-        signals.stop(f"interrupted ({type(exc).__name__})")
-
     with signals:
         dataset, examples = load_examples(cfg, bench)
         with RunDirectory(cfg.out_dir()) as run_dir:
@@ -123,8 +119,7 @@ def run(
             if cfg.client.workers > 1:
                 spread = functools.partial(workers.score, cfg, bench, run_dir.path)
             try:
-                scoring = score_examples(cfg, bench, examples, files, progress, signals, outcome, spread)
-                event_loop.run(scoring, stop=interrupted)
+                event_loop.run(score_examples(cfg, bench, examples, files, progress, signals, outcome, spread))
             except BaseException as exc:  # whatever it is, what was scored is written first
                 if not signals.touched:
                     raise  # the directory is as it was
