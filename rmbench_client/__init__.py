@@ -28,6 +28,7 @@ _EXPORTS = {
     "Servers": "serving",
     "watch": "watcher",
     "WatchRow": "watcher",
+    "WatchCell": "watcher",
     "load_result": "results",
     "BenchmarkResult": "results",
     "SuiteResult": "results",
@@ -65,6 +66,7 @@ __all__ = [
     "Servers",
     "watch",
     "WatchRow",
+    "WatchCell",
     "load_result",
     "BenchmarkResult",
     "SuiteResult",
@@ -124,7 +126,7 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
     )
     from .serving import Servers, serve
     from .trackers import MLflowTracker, Tracker, WandbTracker
-    from .watcher import WatchRow, watch
+    from .watcher import WatchCell, WatchRow, watch
 
 
 def __getattr__(name: str) -> Any:

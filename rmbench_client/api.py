@@ -126,9 +126,10 @@ def run_config(
     return done.result, done.signal
 
 
-def _tracked(done: _Finished, trackers: Sequence[Tracker], step: int | None, signals: RunSignals) -> BenchmarkResult:
-    """The run's result, logged to the trackers (not when the caller cancelled it)."""
-    if not trackers or signals.cancelled is not None:
+def _tracked(done: _Finished, trackers: Sequence[Tracker], step: int | None) -> BenchmarkResult:
+    """The run's result, logged to the trackers unless it was aborted (its numbers would be over the prompts tried
+    before it stopped, a part of the data: the same call resumes it, and logs then)."""
+    if not trackers or done.result.status == "aborted":
         return done.result
     return logged(trackers, done.result, step, report_page(done.result, {ex.id: ex for ex in done.examples}))
 
@@ -138,7 +139,7 @@ def _evaluate(
     signals: RunSignals,
 ) -> BenchmarkResult:  # fmt: skip
     done = _run(cfg, fresh, progress, heatmaps, signals)
-    result = _tracked(done, trackers, step, signals)
+    result = _tracked(done, trackers, step)
     if done.signal is not None:  # the outputs are written: the signal goes where it would have gone without the run
         hand_on(done.signal, RunInterrupted(done.signal, result.run_dir, result))
     return result
@@ -250,7 +251,7 @@ def _suite(
         if ended or signals.cancelled is not None:
             return  # interrupted: the other benchmarks are left for the next call
         done = _run(cfg, fresh, progress, heatmaps, signals)
-        results[cfg.benchmark] = _tracked(done, trackers, step, signals)
+        results[cfg.benchmark] = _tracked(done, trackers, step)
         if done.signal is not None:
             ended.append(done.signal)
 
