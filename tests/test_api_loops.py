@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from fake_vllm import FakeVllm
 from helpers_cli import stored
+from helpers_pairs import write_pairs
 
 import rmbench_client as rmb
 
@@ -28,11 +29,7 @@ PROMPTS = 80
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    path = tmp_path / "pairs.jsonl"
-    records = [{"prompt": f"Question {i}?", "chosen": f"A careful answer {i * 7}.", "rejected": f"No {i}."}
-               for i in range(PROMPTS)]  # fmt: skip
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return path
+    return write_pairs(tmp_path / "pairs.jsonl", PROMPTS)
 
 
 @pytest.fixture

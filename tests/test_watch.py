@@ -17,6 +17,7 @@ import yaml
 from conftest import REPO, TINY_MODELS, ensure_server_side, port
 from helpers_cli import CLI, cli, one_error_line
 from helpers_data import require_rmbench
+from helpers_pairs import write_pairs
 
 import rmbench_client as rmb
 
@@ -148,10 +149,7 @@ def test_a_checkpoint_whose_server_fails_mid_run_is_evaluated_again_to_the_end(t
     from fake_server_venv import FAULTS_ENV, make_venv
 
     root, out, data = tmp_path / "train", tmp_path / "eval", tmp_path / "data" / "pairwise"
-    data.mkdir(parents=True)
-    records = [{"prompt": f"Question {i}?", "chosen": f"A careful answer {i * 7}.", "rejected": f"No {i}."}
-               for i in range(40)]  # fmt: skip
-    (data / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    write_pairs(data / "pairs.jsonl", 40)
     faults = tmp_path / "faults.json"
     monkeypatch.setenv("RMBENCH_SERVER_VENV", str(make_venv(tmp_path / "server-venv")))
     monkeypatch.setenv(FAULTS_ENV, str(faults))
