@@ -28,6 +28,7 @@ _EXPORTS = {
     "Servers": "serving",
     "watch": "watcher",
     "WatchRow": "watcher",
+    "WatchCell": "watcher",
     "load_result": "results",
     "BenchmarkResult": "results",
     "SuiteResult": "results",
@@ -35,6 +36,8 @@ _EXPORTS = {
     "Group": "results",
     "Estimate": "results",
     "Comparison": "results",
+    "RunInterrupted": "results",
+    "Status": "results",
     "Tracker": "trackers",
     "MLflowTracker": "trackers",
     "WandbTracker": "trackers",
@@ -63,6 +66,7 @@ __all__ = [
     "Servers",
     "watch",
     "WatchRow",
+    "WatchCell",
     "load_result",
     "BenchmarkResult",
     "SuiteResult",
@@ -70,6 +74,8 @@ __all__ = [
     "Group",
     "Estimate",
     "Comparison",
+    "RunInterrupted",
+    "Status",
     "Tracker",
     "MLflowTracker",
     "WandbTracker",
@@ -107,10 +113,20 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
         TrackerError,
         UserError,
     )
-    from .results import BenchmarkResult, Comparison, Estimate, Group, Scores, SuiteResult, load_result
+    from .results import (
+        BenchmarkResult,
+        Comparison,
+        Estimate,
+        Group,
+        RunInterrupted,
+        Scores,
+        Status,
+        SuiteResult,
+        load_result,
+    )
     from .serving import Servers, serve
     from .trackers import MLflowTracker, Tracker, WandbTracker
-    from .watcher import WatchRow, watch
+    from .watcher import WatchCell, WatchRow, watch
 
 
 def __getattr__(name: str) -> Any:

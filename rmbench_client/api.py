@@ -6,25 +6,43 @@ unless `out` says otherwise), the same score store (a run again sends only what 
 an evaluation YAML, or a mapping of the same keys; `overrides` sets keys by their dotted names, as the flags do
 (`{"roles.reward.endpoints": ["http://127.0.0.1:8000"]}`).
 
-The `*_async` forms are for callers inside an event loop: the run goes to a worker thread (a run has its own event
-loop), and the caller's loop keeps running. Cancelling the awaiting task does not stop that run; it ends on its own.
+The `*_async` forms are for callers inside an event loop: the run goes to a thread of its own (a run has its own
+event loop), and the caller's loop keeps running; cancelling the awaiting task stops the run as Ctrl-C does. The
+sync forms work inside a running loop too (the run's loop on a thread while they wait). The caller's process stays
+the caller's: its signal handlers get the signals a run caught once its outputs are written (or every signal, with
+`handle_signals=False`), its tracker runs stay its own.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
+import functools
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import constants as C
+from . import event_loop
 from .config import MAIN_ROLE, RunConfig, config_of
 from .config import load_config as _load_yaml_config
-from .errors import ConfigError, DataError
-from .results import BenchmarkResult, Comparison, Estimate, Scores, SuiteResult, result_of, scores_of
+from .errors import ConfigError, DataError, UserError
+from .examples import Example
+from .interrupts import RunSignals, hand_on
+from .results import (
+    BenchmarkResult,
+    Comparison,
+    Estimate,
+    RunInterrupted,
+    Scores,
+    SuiteResult,
+    api_words,
+    result_of,
+    scores_of,
+)
 from .summary import read_summary
-from .trackers import Tracker, log_result
+from .trackers import Tracker, bind, logged, report_page
 
 ConfigSource = RunConfig | str | Path | Mapping[str, Any]
 """A run's config: a `RunConfig`, an evaluation YAML's path, or a mapping of its keys."""
@@ -74,19 +92,68 @@ def _overridden(source: ConfigSource, **keys: Any) -> RunConfig:
     return load_config(source, {k: v for k, v in keys.items() if v is not None})
 
 
+@contextlib.contextmanager
+def _in_api_words() -> Iterator[None]:
+    """A user's mistake raised in the API's words (`limit=40`, `out=`), not the command line's."""
+    try:
+        yield
+    except UserError as exc:
+        exc.args = tuple(api_words(a) if isinstance(a, str) else a for a in exc.args)
+        raise
+
+
+@dataclass(frozen=True)
+class _Finished:
+    result: BenchmarkResult
+    signal: signal.Signals | None
+    examples: list[Example]
+
+
+def _run(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: RunSignals | None) -> _Finished:
+    from .runner import run
+
+    done = run(cfg, fresh=fresh, progress=progress, heatmaps=heatmaps, signals=signals)
+    result = result_of(done.out_dir, done.summary, done.failures, done.sent_sequences)
+    return _Finished(result, done.signal, done.examples)
+
+
 def run_config(
     cfg: RunConfig, *, fresh: bool = False, progress: bool = False, heatmaps: bool = True
 ) -> tuple[BenchmarkResult, signal.Signals | None]:
-    """One run of a checked config, and the signal that ended it (None when none did). What `evaluate` and the
-    CLI's `run` share; a signal is the caller's to act on."""
-    from .runner import run
-
-    done = run(cfg, fresh=fresh, progress=progress, heatmaps=heatmaps)
-    return result_of(done.out_dir, done.summary, done.failures, done.sent_sequences), done.signal
+    """One run of a checked config, and the signal that ended it (None when none did). What the CLI's `run` and
+    `suite` call: the signal is theirs to act on (an exit code)."""
+    done = _run(cfg, fresh, progress, heatmaps, None)
+    return done.result, done.signal
 
 
-def _interrupted(sig: signal.Signals, where: Path) -> KeyboardInterrupt:
-    return KeyboardInterrupt(f"interrupted by {sig.name}; every score is kept in {where}: run again to resume")
+def _tracked(done: _Finished, trackers: Sequence[Tracker], step: int | None) -> BenchmarkResult:
+    """The run's result, logged to the trackers unless it was aborted (its numbers would be over the prompts tried
+    before it stopped, a part of the data: the same call resumes it, and logs then)."""
+    if not trackers or done.result.status == "aborted":
+        return done.result
+    return logged(trackers, done.result, step, report_page(done.result, {ex.id: ex for ex in done.examples}))
+
+
+def _evaluate(
+    cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, trackers: Sequence[Tracker], step: int | None,
+    signals: RunSignals,
+) -> BenchmarkResult:  # fmt: skip
+    done = _run(cfg, fresh, progress, heatmaps, signals)
+    result = _tracked(done, trackers, step)
+    if done.signal is not None:  # the outputs are written: the signal goes where it would have gone without the run
+        hand_on(done.signal, RunInterrupted(done.signal, result.run_dir, result))
+    return result
+
+
+def _interrupted(signals: RunSignals, exc: BaseException) -> None:
+    """The caller's KeyboardInterrupt while its thread waits for a run on another (a running loop's thread): the
+    run stops as it would on the signal."""
+    signals.stop(f"interrupted ({type(exc).__name__})")
+
+
+def _evaluation(config: ConfigSource, overrides: Mapping[str, Any] | None, **keys: Any) -> RunConfig:
+    cfg = _overridden(config, **{k: _text(v) if isinstance(v, Path) else v for k, v in keys.items()})
+    return _overridden(cfg, **dict(overrides or {}))
 
 
 def evaluate(
@@ -102,14 +169,18 @@ def evaluate(
     heatmaps: bool = True,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
+    handle_signals: bool = True,
 ) -> BenchmarkResult:
     """Run one benchmark (default: the config's) through the config's servers, as `rmbench-client run` does, and
     return its result. `fresh` forgets the scores stored by earlier runs in the run directory; each tracker logs
-    the result at `step`.
+    the result at `step` (a tracker that fails is recorded in `tracker_errors`, never raised). Called where an event
+    loop is running (a notebook), the run has a loop of its own on a thread while this call waits.
 
-    A run whose servers went away past the patience returns with `aborted` set (and `complete` false): what was
-    scored is kept, and the same call resumes it. SIGINT or SIGTERM during the run raise KeyboardInterrupt once the
-    outputs are written.
+    A run whose servers went away past the patience returns with `status` "aborted": what was scored is kept, and
+    the same call resumes it. SIGINT or SIGTERM during the run stop it; once its outputs are written, the signal
+    goes to the handler the caller had installed (Python's default for SIGINT raises `RunInterrupted`, a
+    KeyboardInterrupt holding the result; a handler of the caller's that returns lets this call return the result).
+    `handle_signals=False` leaves both signals to the caller's handlers while the run goes on.
 
     Raises:
         ConfigError: an invalid config or option.
@@ -117,14 +188,12 @@ def evaluate(
         RunLockedError: another run is writing into the same run directory.
         EndpointError: the servers cannot be used at all (unreachable at start, wrong model, rejected key).
     """
-    cfg = _overridden(config, benchmark=benchmark, data=_text(data), out=_text(out), limit=limit)
-    cfg = _overridden(cfg, **dict(overrides or {}))
-    result, sig = run_config(cfg, fresh=fresh, progress=progress, heatmaps=heatmaps)
-    for tracker in trackers:
-        log_result(tracker, result, step)
-    if sig is not None:
-        raise _interrupted(sig, result.run_dir)
-    return result
+    with _in_api_words():
+        cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
+        bind(trackers)
+        signals = RunSignals(handle=handle_signals)
+        call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, trackers, step, signals)
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals))
 
 
 async def evaluate_async(
@@ -140,11 +209,64 @@ async def evaluate_async(
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
 ) -> BenchmarkResult:
-    """`evaluate` for a caller inside an event loop (no progress bar; signals stay the caller's)."""
-    return await asyncio.to_thread(
-        evaluate, config, benchmark=benchmark, data=data, out=out, limit=limit, overrides=overrides, fresh=fresh,
-        progress=False, heatmaps=heatmaps, trackers=trackers, step=step,
-    )  # fmt: skip
+    """`evaluate` for a caller inside an event loop: the run goes on a thread of its own and the caller's loop keeps
+    running (no progress bar; signals stay the caller's). Cancelling the awaiting task (`asyncio.wait_for`'s
+    timeout, Ctrl-C under `asyncio.run`) stops the run as Ctrl-C does: within a second its outputs are written,
+    saying it was cancelled, and its lock released, before the CancelledError reaches the caller; the same call
+    then resumes it."""
+    with _in_api_words():
+        cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
+        bind(trackers)  # in the caller's thread, where its active run is
+        signals = RunSignals(handle=False)
+        call = functools.partial(_evaluate, cfg, fresh, False, heatmaps, trackers, step, signals)
+        return await event_loop.in_thread(call, signals.stop)
+
+
+def _planned(base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None) -> None:
+    """A benchmark named but not runnable is the caller's mistake: DataError when its data is not there,
+    ConfigError when the config's model type cannot score it."""
+    from .benchmarks import registry
+    from .suite import plan_suite
+
+    if names is None:
+        return
+    for p in plan_suite(base, names, data_root):
+        if p.cfg is None:
+            refused = base.fits(registry.get(p.name).process)
+            if refused:
+                raise ConfigError(f"benchmark {p.name}: {refused}")
+            raise DataError(f"benchmark {p.name}: {p.missing}")
+
+
+def _suite(
+    base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None, fresh: bool, progress: bool,
+    heatmaps: bool, trackers: Sequence[Tracker], step: int | None, signals: RunSignals,
+) -> SuiteResult:  # fmt: skip
+    from .suite import model_dir, run_suite
+
+    results: dict[str, BenchmarkResult] = {}
+    ended: list[signal.Signals] = []
+
+    def run_one(cfg: RunConfig) -> None:
+        if ended or signals.cancelled is not None:
+            return  # interrupted: the other benchmarks are left for the next call
+        done = _run(cfg, fresh, progress, heatmaps, signals)
+        results[cfg.benchmark] = _tracked(done, trackers, step)
+        if done.signal is not None:
+            ended.append(done.signal)
+
+    table = run_suite(base, names, data_root, run_one)
+    rows = table["results"]
+    suite = SuiteResult(
+        model=base.model,
+        directory=model_dir(base),
+        results=results,
+        missing={n: c["why"] for n, c in rows.items() if c["status"] == "missing" and n not in results},
+        errors={n: c["why"] for n, c in rows.items() if c["status"] == "error"},
+    )
+    if ended:
+        hand_on(ended[0], RunInterrupted(ended[0], suite.directory, suite))
+    return suite
 
 
 def evaluate_suite(
@@ -160,48 +282,40 @@ def evaluate_suite(
     heatmaps: bool = True,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
+    handle_signals: bool = True,
 ) -> SuiteResult:
     """Every benchmark whose data is under `data_root` (default data/, one folder per benchmark as `data fetch`
     lays it out), or those named, as `rmbench-client suite` does: one run directory per benchmark under `out`
     (default runs/<model>), and `suite.md` / `suite.json` there. A benchmark whose data is malformed is in
-    `errors`, one without data in `missing`; the others still run. Each tracker logs every benchmark at `step`.
+    `errors`, one without data in `missing` (a benchmark named without data raises DataError before anything
+    runs); the others still run. Each tracker logs every benchmark at `step`. Signals as in `evaluate`: the
+    benchmarks after the one a signal stopped are left for the next call.
 
     Raises:
-        ConfigError: an invalid config, option or benchmark name.
+        ConfigError: an invalid config, option or benchmark name, or a benchmark named that the model cannot score.
+        DataError: a benchmark named has no data under `data_root`.
         RunLockedError, EndpointError: as `evaluate`.
     """
+    with _in_api_words():
+        base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
+        bind(trackers)
+        signals = RunSignals(handle=handle_signals)
+        call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, trackers, step, signals)
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals))
+
+
+def _suite_config(
+    config: ConfigSource, benchmarks: Sequence[str] | None, data_root: str | Path | None, out: str | Path | None,
+    limit: int | None, overrides: Mapping[str, Any] | None,
+) -> tuple[RunConfig, list[str] | None]:  # fmt: skip
     from .benchmarks import registry
-    from .suite import model_dir, run_suite
 
+    if isinstance(benchmarks, str):
+        raise TypeError(f"benchmarks takes a sequence of names, not one: benchmarks=[{benchmarks!r}]")
     names = [registry.get(n).name for n in benchmarks] if benchmarks is not None else None
-    base = _overridden(config, out=_text(out), limit=limit)
-    base = _overridden(base, **dict(overrides or {}))
-    results: dict[str, BenchmarkResult] = {}
-    ended: list[signal.Signals] = []
-
-    def run_one(cfg: RunConfig) -> None:
-        if ended:
-            return  # interrupted: the other benchmarks are left for the next call
-        result, sig = run_config(cfg, fresh=fresh, progress=progress, heatmaps=heatmaps)
-        results[cfg.benchmark] = result
-        if sig is not None:
-            ended.append(sig)
-
-    table = run_suite(base, names, data_root, run_one)
-    rows = table["results"]
-    suite = SuiteResult(
-        model=base.model,
-        directory=model_dir(base),
-        results=results,
-        missing={n: c["why"] for n, c in rows.items() if c["status"] == "missing" and n not in results},
-        errors={n: c["why"] for n, c in rows.items() if c["status"] == "error"},
-    )
-    for tracker in trackers:
-        for result in results.values():
-            log_result(tracker, result, step)
-    if ended:
-        raise _interrupted(ended[0], suite.directory)
-    return suite
+    base = _evaluation(config, overrides, out=out, limit=limit)
+    _planned(base, names, data_root)
+    return base, names
 
 
 async def evaluate_suite_async(
@@ -217,11 +331,14 @@ async def evaluate_suite_async(
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
 ) -> SuiteResult:
-    """`evaluate_suite` for a caller inside an event loop."""
-    return await asyncio.to_thread(
-        evaluate_suite, config, benchmarks=benchmarks, data_root=data_root, out=out, limit=limit,
-        overrides=overrides, fresh=fresh, progress=False, heatmaps=heatmaps, trackers=trackers, step=step,
-    )  # fmt: skip
+    """`evaluate_suite` for a caller inside an event loop; cancelled, as `evaluate_async` (the benchmarks not yet
+    run are left for the next call)."""
+    with _in_api_words():
+        base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
+        bind(trackers)
+        signals = RunSignals(handle=False)
+        call = functools.partial(_suite, base, names, data_root, fresh, False, heatmaps, trackers, step, signals)
+        return await event_loop.in_thread(call, signals.stop)
 
 
 def rescore(

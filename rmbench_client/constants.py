@@ -135,3 +135,4 @@ WATCH_POLL_S = 30.0  # `watch` looks for new checkpoints this often
 WATCH_SETTLE_S = 10.0
 TRACKER_PROJECT = "rmbench-client"  # MLflow experiment / W&B project unless one is named
 TRACKER_BATCH = 1000  # metrics per MLflow log_batch call (its limit)
+TRACKER_STEP_METRIC = "rmbench-client/step"  # the checkpoint's step beside the numbers in W&B (their x-axis)

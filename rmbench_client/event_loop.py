@@ -1,11 +1,19 @@
 """The event loop a run's requests go through: uvloop where it is installed (a dependency of the client wherever
 it builds: Linux and macOS, CPython), else asyncio's own. uvloop's loop costs less CPU per request, which is what
-one client feeding many endpoints runs out of (bench P8). `RMBENCH_EVENT_LOOP=asyncio` picks asyncio's loop."""
+one client feeding many endpoints runs out of (bench P8). `RMBENCH_EVENT_LOOP=asyncio` picks asyncio's loop.
+
+A run always has a loop of its own. Called where a loop is already running (a notebook, an async trainer calling
+the sync API), the whole run goes to a thread of its own, with its private loop, while the caller's thread waits
+(`off_loop`); the async API awaits a run on its own thread without blocking the caller's loop (`in_thread`), and a
+cancellation of that await stops the run and waits for its end, so that its outputs are written and its lock
+released before the caller goes on.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -29,6 +37,90 @@ def run(main: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(main)` on the loop `loop_factory` picks."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(main)
+
+
+def _running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def off_loop(call: Callable[[], T], stop: Callable[[BaseException], None]) -> T:
+    """`call()` (a whole run, which starts a loop of its own), here; where a loop is already running in this thread,
+    on a thread of its own while this one waits. An exception that reaches the waiting thread meanwhile (a
+    KeyboardInterrupt from the caller's handler) is given to `stop`, which ends the run, and raised once it has
+    ended."""
+    if not _running():
+        return call()
+    done: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            done["value"] = call()
+        except BaseException as exc:  # handed to the waiting thread
+            done["error"] = exc
+
+    thread = threading.Thread(target=target, name="rmbench-run")
+    thread.start()
+    try:
+        thread.join()
+    except BaseException as exc:
+        stop(exc)
+        thread.join()
+        raise
+    if "error" in done:
+        raise done["error"]
+    return done["value"]  # type: ignore[no-any-return]
+
+
+async def in_thread(call: Callable[[], T], stop: Callable[[], None]) -> T:
+    """`call()` on a thread of its own, awaited without blocking this loop. Cancelled, `stop()` is called and the
+    thread awaited to its end (a cancellation meanwhile changes nothing) before the CancelledError goes on."""
+    loop = asyncio.get_running_loop()
+    finished: asyncio.Future[T] = loop.create_future()
+
+    def settle(value: T | None, error: BaseException | None) -> None:
+        if finished.done():
+            return
+        if isinstance(error, asyncio.CancelledError):  # a future takes no CancelledError as its exception
+            finished.cancel()
+        elif error is not None:
+            finished.set_exception(error)
+        else:
+            finished.set_result(value)  # type: ignore[arg-type]
+
+    def target() -> None:
+        value: T | None = None
+        error: BaseException | None = None
+        try:
+            value = call()
+        except BaseException as exc:  # the awaiting task raises it
+            error = exc
+        try:
+            loop.call_soon_threadsafe(settle, value, error)
+        except RuntimeError:  # the caller's loop has closed: nobody waits any more
+            pass
+
+    # not a daemon: should the caller's loop go without waiting, the run still ends as runs end, outputs written
+    threading.Thread(target=target, name="rmbench-run").start()
+    try:
+        return await asyncio.shield(finished)
+    except asyncio.CancelledError:
+        if finished.done() and not finished.cancelled():
+            raise
+        stop()
+        while not finished.done():
+            try:
+                await asyncio.shield(finished)
+            except asyncio.CancelledError:
+                continue  # cancelled again: the run is already stopping
+            except BaseException:  # what the stopped run raised: the cancellation is the answer
+                break
+        if finished.done() and not finished.cancelled():
+            finished.exception()  # retrieved: no "never retrieved" warning
+        raise
 
 
 def name() -> str:

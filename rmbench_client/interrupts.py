@@ -1,17 +1,26 @@
-"""SIGINT and SIGTERM during a run: every phase ends within seconds, and the run directory is left with either the
-earlier result, untouched, or the new one with its reason, never neither.
+"""What ends a run from outside: SIGINT and SIGTERM, or the caller's cancellation (an async call cancelled). Every
+phase ends within seconds, and the run directory is left with either the earlier result, untouched, or the new one
+with its reason, never neither.
 
-One handler serves the whole run. Before the run directory is touched, a signal raises `Interrupted` (while the
-data loads) or cancels the run's task (`cancels`: while the servers are checked, so that a request that hangs ends
-at once); the runner then leaves the directory as it was. Once the run has touched the directory (`touch`), a
+One `RunSignals` serves the whole run. Before the run directory is touched, a signal raises `Interrupted` (while
+the data loads) or cancels the run's task (`cancels`: while the servers are checked, so that a request that hangs
+ends at once); the runner then leaves the directory as it was. Once the run has touched the directory (`touch`), a
 signal cancels the scoring and the outputs are written from what is scored before the run ends. A repeated signal
 before the directory was touched leaves at once; after that it is ignored (the outputs take seconds to write, and
-`kill -9` stays the way out: the store keeps every score).
+`kill -9` stays the way out: the store keeps every score). `stop` does what a signal does, from any thread: how an
+async caller's cancellation reaches a run on its own thread.
+
+The handlers are the run's only while it runs, and only where the caller lets it have them (`handle`): the caller's
+are put back when it ends, and `hand_on` then gives the signal to the handler that was there before (a training
+script's SIGTERM handler under Slurm, Python's KeyboardInterrupt, the system's default), once the outputs are
+written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 import os
 import signal
 import sys
@@ -20,6 +29,7 @@ from types import FrameType
 from typing import Any
 
 EXIT_INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143}
+CANCELLED = "cancelled by the caller"
 
 
 class Interrupted(KeyboardInterrupt):
@@ -31,53 +41,102 @@ class Interrupted(KeyboardInterrupt):
 
 
 class RunSignals:
-    """`with RunSignals() as signals:` handles SIGINT and SIGTERM for one run (in the main thread)."""
+    """`with RunSignals() as signals:` handles SIGINT and SIGTERM for one run (in the main thread, and only with
+    `handle`; a signal the caller ignores stays ignored). Runs after one another may share it (a suite): once
+    stopped, it stops each."""
 
-    def __init__(self) -> None:
+    def __init__(self, handle: bool = True) -> None:
+        self.handle = handle
         self.signal: signal.Signals | None = None
+        self.cancelled: str | None = None  # why `stop` was called
         self.touched = False  # the run directory was changed: a signal must let the outputs be written
         self._task: asyncio.Task[Any] | None = None
         self._previous: dict[signal.Signals, Any] = {}
+        self._lock = threading.Lock()  # `stop` comes from another thread
 
     def __enter__(self) -> RunSignals:
+        self.touched = False  # one object may serve several runs in turn (a suite): a stop reaches each
         # signals are the main thread's: a run in a worker thread (the API's async forms) leaves them to the caller
-        if threading.current_thread() is threading.main_thread():
-            self._previous = {sig: signal.signal(sig, self._on_signal) for sig in EXIT_INTERRUPTED}
+        if self.handle and threading.current_thread() is threading.main_thread():
+            for sig in EXIT_INTERRUPTED:
+                if signal.getsignal(sig) != signal.SIG_IGN:
+                    self._previous[sig] = signal.signal(sig, self._on_signal)
         return self
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
+        self._previous = {}
+
+    @property
+    def stopped(self) -> bool:
+        """A signal came, or `stop` was called."""
+        return self.signal is not None or self.cancelled is not None
 
     @property
     def reason(self) -> str | None:
-        return f"interrupted by {self.signal.name}" if self.signal is not None else None
+        if self.signal is not None:
+            return f"interrupted by {self.signal.name}"
+        return self.cancelled
 
     def cancels(self, task: asyncio.Task[Any] | None) -> None:
         """A signal cancels `task` (the run's coroutine) from now on; None before its event loop closes."""
-        self._task = task
-        if task is not None and self.signal is not None:  # it came while the loop was starting
+        with self._lock:
+            self._task = task
+        if task is not None and self.stopped:  # it came while the loop was starting
             task.cancel()
 
     def touch(self) -> None:
         """Called just before the run directory is changed: CancelledError if a signal came first (the task's
         cancel may still be on its way), so that the directory stays as it was."""
-        if self.signal is not None:
+        if self.stopped:
             raise asyncio.CancelledError
         self.touched = True
 
+    def stop(self, reason: str = CANCELLED) -> None:
+        """End the run as a signal would, from any thread: its task is cancelled (at once, or as soon as it
+        starts), and the outputs say `reason`."""
+        if self.stopped:
+            return
+        self.cancelled = reason
+        self._cancel_task()
+
+    def _cancel_task(self) -> bool:
+        with self._lock:
+            task = self._task
+        if task is None:
+            return False
+        with contextlib.suppress(RuntimeError):  # its loop closed meanwhile: the run has ended anyway
+            # from a signal handler or another thread: the cancel is queued on the task's own loop
+            task.get_loop().call_soon_threadsafe(task.cancel)
+        return True
+
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         sig = signal.Signals(signum)
-        if self.signal is not None:  # repeated
+        if self.stopped:  # repeated
             if not self.touched:
                 sys.stderr.write(f"{self.reason} again: leaving at once; the run directory was not changed\n")
                 sys.stderr.flush()
-                os._exit(EXIT_INTERRUPTED[self.signal])
+                os._exit(EXIT_INTERRUPTED.get(self.signal or sig, 130))
             return
         self.signal = sig
-        task = self._task
-        if task is not None and not task.get_loop().is_closed():
-            # the handler runs between two bytecodes of whatever the loop was doing: the cancel is queued
-            task.get_loop().call_soon_threadsafe(task.cancel)
-        elif not self.touched:
+        if not self._cancel_task() and not self.touched:
             raise Interrupted(sig)
+
+
+def hand_on(sig: signal.Signals, interrupted: KeyboardInterrupt) -> None:
+    """Once a run that caught `sig` has written its outputs (and its handlers are gone): what the handler installed
+    before the run does with it. Python's default SIGINT handler (or none from Python): `interrupted` is raised, a
+    KeyboardInterrupt carrying the result; the system's default: the signal is raised again (SIGTERM ends the
+    process, as it would have without the run); ignored: nothing; the caller's own function: it is called, and
+    returns or raises as it does."""
+    handler = signal.getsignal(sig)
+    if handler is None or handler is signal.default_int_handler:
+        raise interrupted
+    if handler == signal.SIG_IGN:
+        return
+    if handler == signal.SIG_DFL:
+        signal.raise_signal(sig)
+        raise interrupted  # a default action that did not end the process (a blocked signal)
+    if callable(handler):
+        handler(sig, inspect.currentframe())

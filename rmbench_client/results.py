@@ -8,15 +8,37 @@ benchmark's 95% bootstrap interval where it has one.
 from __future__ import annotations
 
 import json
+import re
+import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import constants as C
 from .comparison import Difference
 from .errors import DataError
 from .summary import RunSummary, load_json, read_summary
+
+Status = Literal["complete", "partial", "failed", "aborted"]
+"""What a result is good for, in one word (`status_of`):
+
+- complete: the benchmark's full score;
+- partial: every prompt the run covers is scored, but it covers less than the benchmark (a `limit`, a group with no
+  data): the numbers are right for what was scored;
+- failed: some prompts could not be scored (`failures` says which and why): the same call tries them again;
+- aborted: the run stopped before every prompt was tried (`aborted` says why: an outage, a signal, a cancellation,
+  an error): the same call resumes it.
+"""
+
+
+def status_of(complete: bool, failed: int, aborted: str | None) -> Status:
+    """A result's status from its summary's facts: the first of aborted, failed, partial that holds, else complete."""
+    if aborted:
+        return "aborted"
+    if failed:
+        return "failed"
+    return "complete" if complete else "partial"
 
 
 @dataclass(frozen=True)
@@ -67,9 +89,11 @@ class Scores:
 
 @dataclass(frozen=True, kw_only=True)
 class BenchmarkResult(Scores):
-    """One run of one benchmark: its numbers, its run directory and whether the result is the benchmark's full score
-    (`complete`; else `partial` says why in words). `failures` maps a prompt id to why it was not scored; `aborted`
-    says why the run stopped early (an outage, a signal), None when it ran to the end."""
+    """One run of one benchmark: its numbers, its run directory and what they are good for (`status`: complete,
+    partial, failed or aborted). `partial` says in words why the result is not the benchmark's full score;
+    `failures` maps a prompt id to why it was not scored; `aborted` says why the run stopped early (an outage, a
+    signal, a cancellation), None when it ran to the end. `tracker_errors`: what the trackers refused (the result
+    and its files are whole all the same)."""
 
     model: str
     run_dir: Path
@@ -80,11 +104,17 @@ class BenchmarkResult(Scores):
     failures: Mapping[str, str] = field(default_factory=dict)
     aborted: str | None = None
     sent: int = 0  # what this call sent to the servers (0 when every score was stored already: a resumed run)
+    tracker_errors: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> Status:
+        """complete, partial, failed or aborted (`Status`)."""
+        return status_of(self.complete, len(self.failures), self.aborted)
 
     @property
     def all_scored(self) -> bool:
-        """Every prompt of the run was scored (the CLI's exit code 0)."""
-        return not self.failures and self.aborted is None
+        """Every prompt of the run was scored: status complete or partial (the CLI's exit code 0)."""
+        return self.status in ("complete", "partial")
 
 
 @dataclass(frozen=True)
@@ -102,6 +132,17 @@ class SuiteResult:
     def complete(self) -> bool:
         """Every benchmark run and complete."""
         return not self.errors and bool(self.results) and all(r.complete for r in self.results.values())
+
+    @property
+    def status(self) -> Status:
+        """The worst of its results' statuses (aborted, failed, partial, complete); failed too when a benchmark's
+        data was refused (`errors`), or nothing ran; partial when a benchmark had no data (`missing`)."""
+        found = {r.status for r in self.results.values()}
+        if "aborted" in found:
+            return "aborted"
+        if "failed" in found or self.errors or not self.results:
+            return "failed"
+        return "partial" if "partial" in found or self.missing else "complete"
 
     def metrics(self, prefix: str = "") -> dict[str, float]:
         """Every benchmark's `metrics`, in one mapping."""
@@ -132,6 +173,23 @@ class Comparison:
     shared: int | None = None
     left_out: tuple[int, ...] = ()
     notes: tuple[str, ...] = ()
+
+
+# The command line's flags as the API's keywords, for the words of results and errors both share
+_API_WORDS = (
+    (re.compile(r"--limit (\d+)"), r"limit=\1"),
+    (re.compile(r"--data PATH\b"), "data=PATH"),
+    (re.compile(r"--data\b"), "data="),
+    (re.compile(r"--out\b"), "out="),
+    (re.compile(r"--fresh\b"), "fresh=True"),
+)
+
+
+def api_words(text: str) -> str:
+    """A message the command line and the API share, in the API's words (`limit=40`, not `--limit 40`)."""
+    for flag, keyword in _API_WORDS:
+        text = flag.sub(keyword, text)
+    return text
 
 
 def _estimate(value: Any, interval: Any) -> Estimate:
@@ -192,13 +250,24 @@ def result_of(
         model=info.model,
         run_dir=run_dir,
         complete=bool(info.complete),
-        partial=tuple(info.partial),
+        partial=tuple(api_words(why) for why in info.partial),
         prompts=info.prompts or 0,
         scored=info.scored or 0,
         failures=dict(failures if failures is not None else _failures(run_dir)),
         aborted=info.aborted or None,
         sent=sent,
     )
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A signal (SIGINT, SIGTERM) ended an evaluation after its outputs were written, and the handler installed
+    before the run raises KeyboardInterrupt (Python's default for SIGINT): the result so far rides along. `result`
+    is the `BenchmarkResult` (or, for a suite, the `SuiteResult`); `run_dir` where its files are (the suite's
+    directory for a suite): the same call resumes it."""
+
+    def __init__(self, sig: signal.Signals, run_dir: Path, result: BenchmarkResult | SuiteResult | None = None) -> None:
+        super().__init__(f"interrupted by {sig.name}; every score is kept in {run_dir}: run again to resume")
+        self.signal, self.run_dir, self.result = sig, run_dir, result
 
 
 def load_result(run_dir: str | Path) -> BenchmarkResult:

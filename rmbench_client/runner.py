@@ -9,12 +9,13 @@ the outputs are rewritten from what is scored and the summary says whether the r
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
 import signal
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,6 +47,7 @@ class RunResult:
     sent_sequences: int = 0
     aborted: str | None = None
     signal: signal.Signals | None = None
+    examples: list[Example] = field(default_factory=list)  # the prompts of the run, as loaded (the report page's)
 
     @property
     def all_scored(self) -> bool:
@@ -81,6 +83,8 @@ def stopped_by(exc: BaseException) -> str:
     """The summary's reason for a run that an error stopped after it began."""
     if isinstance(exc, RmbError):
         return f"stopped by an error: {exc}"
+    if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):  # the caller's, where it handles its signals
+        return f"interrupted ({type(exc).__name__})"
     return f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
 
 
@@ -92,12 +96,20 @@ def load_examples(cfg: RunConfig, bench: Benchmark[Any]) -> tuple[Dataset, list[
     return dataset, dataset.examples[: cfg.limit] if cfg.limit is not None else dataset.examples
 
 
-def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bool = True) -> RunResult:
+def run(
+    cfg: RunConfig,
+    fresh: bool = False,
+    progress: bool = True,
+    heatmaps: bool = True,
+    signals: RunSignals | None = None,
+) -> RunResult:
     """The whole run, synchronously (the CLI entry). The benchmark is resolved here, once, and passed down.
-    `Interrupted` when a signal ended it before it touched the run directory; an error that stopped it later is
-    raised again once the outputs are written."""
+    `signals` (default: a `RunSignals()` that handles SIGINT and SIGTERM) is how the run is stopped from outside.
+    `Interrupted` when a signal ended it before it touched the run directory (CancelledError when `signals.stop`
+    did); an error that stopped it later is raised again once the outputs are written."""
     bench = benchmarks.get(cfg.benchmark)
-    with RunSignals() as signals:
+    signals = signals if signals is not None else RunSignals()
+    with signals:
         dataset, examples = load_examples(cfg, bench)
         with RunDirectory(cfg.out_dir()) as run_dir:
             files = RunFiles(run_dir, cfg, fresh, bench.own_outputs)
@@ -116,7 +128,8 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
             finally:
                 files.close()
             if not signals.touched:
-                assert signals.signal is not None  # only a signal ends a run quietly before it begins
+                if signals.signal is None:  # only a signal or a stop ends a run quietly before it begins
+                    raise asyncio.CancelledError(signals.reason)
                 raise Interrupted(signals.signal)
             for warning in outcome.warnings:
                 log.warning("%s", warning)
@@ -128,7 +141,7 @@ def run(cfg: RunConfig, fresh: bool = False, progress: bool = True, heatmaps: bo
     if error is not None:
         raise error
     ended_by = outcome.signal or signals.signal  # the latter: one that came while the outputs were written
-    return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, ended_by)
+    return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, ended_by, examples)
 
 
 def write_outputs(

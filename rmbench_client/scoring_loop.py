@@ -208,7 +208,7 @@ async def score_examples(
             finally:
                 outcome.warnings = list(model.warnings)
     except asyncio.CancelledError:
-        if signals.signal is None:
+        if not signals.stopped:  # a cancellation from inside, or the caller's own
             raise
         outcome.signal = signals.signal
         if len(outcome.scores) + len(outcome.failures) < len(examples):  # not a signal just after the last prompt

@@ -1,103 +1,180 @@
-"""`watch`: every checkpoint of a training run evaluated as it is written.
+"""`watch`: every checkpoint of a training run evaluated as it is written, each to the end.
 
 Each complete checkpoint under the watched directory (checkpoints.py says when one is) is served through `serve`
 on the config with that checkpoint as its model path (`with_checkpoint`), and the suite's benchmarks (or those
-named) run against it, into `<out>/<checkpoint>/<benchmark>`: one run directory per checkpoint and benchmark. A
-checkpoint is done once `<out>/<checkpoint>/watch-done.json` is written (after its runs): a restarted watch skips
-those, and a checkpoint it was evaluating resumes from its score store. `<out>` holds the table of every done
-checkpoint's headlines: `watch.json`, `watch.md` and `watch.png` (headline against step, one line per benchmark,
-95% intervals shaded), and `watch.jsonl`, one line per checkpoint evaluation. One watch at a time per `<out>`
-(its lock). A baseline config (no server) is run without serving.
+named) run against it, into `<out>/<checkpoint>/<benchmark>`: one run directory per checkpoint and benchmark.
+
+A checkpoint is done once every benchmark's run went to its end with every prompt scored (status complete or
+partial); then `<out>/<checkpoint>/watch-done.json` is written. One whose evaluation was aborted (its server failed
+mid-run, a signal) or left prompts unscored is not done: `watch-tried.json` says how it went, it is evaluated again
+on the next pass and after a restart (each run resumes from its score store, so only what is missing is sent), its
+numbers are not in the chart, and `watch` reports it (`WatchRow.done`; the command's exit code 1). A restarted
+watch skips the done checkpoints. `<out>` holds the table of the checkpoints tried: `watch.json`, `watch.md` and
+`watch.png` (headline against step for the done ones, one line per benchmark, 95% intervals shaded), and
+`watch.jsonl`, one line per checkpoint evaluation. One watch at a time per `<out>` (its lock). A baseline config
+(no server) is run without serving. Signals stay the caller's, as in `evaluate`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 from . import constants as C
 from .api import ConfigSource, evaluate_suite, load_config, with_checkpoint
 from .atomic_write import replacing, write_atomic
 from .checkpoints import Checkpoint, complete_checkpoints
 from .config import RunConfig
-from .errors import ConfigError
-from .results import SuiteResult
+from .errors import ConfigError, DataError
+from .results import Estimate, Status, SuiteResult
 from .run_directory import RunDirectory
 from .serving import serve
 from .trackers import Tracker
 
 log = logging.getLogger(__name__)
 DONE_FILE = "watch-done.json"
+TRIED_FILE = "watch-tried.json"  # a checkpoint evaluated, not yet to the end
 TABLE_JSON, TABLE_MD, TABLE_PNG, EVENTS = "watch.json", "watch.md", "watch.png", "watch.jsonl"
+CellStatus = Status | Literal["missing", "error"]
+WHOLE = ("complete", "partial", "missing")  # a benchmark's outcome that needs no second try
+
+
+@dataclass(frozen=True)
+class WatchCell:
+    """One benchmark at one checkpoint: its `status` (a run's complete, partial, failed or aborted; missing: no data;
+    error: its data refused), its headline (name and estimate) where it has one, and why it is not complete."""
+
+    status: CellStatus
+    headline_name: str | None = None
+    headline: Estimate | None = None
+    why: str | None = None
 
 
 @dataclass(frozen=True)
 class WatchRow:
-    """One evaluated checkpoint: its name, step, directory and each benchmark's headline (value, low, high: None
-    where there is none) and status (complete, partial, missing, error)."""
+    """One checkpoint tried: its name, step, directory, each benchmark's cell, and whether it is `done` (every
+    benchmark's run went to its end with every prompt scored: it is not evaluated again)."""
 
     checkpoint: str
     step: int | None
     directory: Path
-    headlines: dict[str, dict[str, Any]]
+    results: Mapping[str, WatchCell]
+    done: bool
 
 
-def _row(ck: Checkpoint, suite: SuiteResult) -> dict[str, Any]:
-    cells: dict[str, Any] = {}
+class _Cell(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A cell as the files hold it (fractions; `value` None where there is no number)."""
+
+    status: str
+    headline: str | None = None
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    why: str | None = None
+
+
+class _Row(msgspec.Struct, kw_only=True):
+    checkpoint: str
+    step: int | None
+    path: str = ""
+    directory: str = ""
+    results: dict[str, _Cell] = {}
+    done: bool = True  # a row written before `done` existed was written only when done
+
+
+def _cells(suite: SuiteResult) -> dict[str, _Cell]:
+    cells = {}
     for name, r in suite.results.items():
-        status = "complete" if r.complete else "partial"
-        cells[name] = {"headline": r.headline_name, "value": r.headline.value, "low": r.headline.low,
-                       "high": r.headline.high, "status": status}  # fmt: skip
+        why = "; ".join(r.partial) if r.status != "complete" else None
+        cells[name] = _Cell(status=r.status, headline=r.headline_name, value=r.headline.value, low=r.headline.low,
+                            high=r.headline.high, why=(r.aborted or why))  # fmt: skip
     for name, why in {**suite.missing, **suite.errors}.items():
-        cells[name] = {"status": "error" if name in suite.errors else "missing", "why": why}
-    return {"checkpoint": ck.name, "step": ck.step, "path": str(ck.path), "directory": str(suite.directory),
-            "results": cells}  # fmt: skip
+        cells[name] = _Cell(status="error" if name in suite.errors else "missing", why=why)
+    return cells
+
+
+def _typed(row: _Row, directory: Path) -> WatchRow:
+    cells = {}
+    for name, c in row.results.items():
+        estimate = Estimate(c.value, c.low, c.high) if c.headline is not None else None
+        status: Any = c.status
+        cells[name] = WatchCell(status, c.headline, estimate, c.why)
+    return WatchRow(row.checkpoint, row.step, directory, cells, row.done)
 
 
 def read_rows(out: Path) -> list[WatchRow]:
-    """The done checkpoints under `out`, by step."""
+    """The checkpoints tried under `out` (done or not), by step."""
     rows = []
-    for done in sorted(out.glob(f"*/{DONE_FILE}")):
-        with_rows = json.loads(done.read_text(encoding="utf-8"))
-        rows.append(WatchRow(with_rows["checkpoint"], with_rows["step"], done.parent, with_rows["results"]))
+    for folder in sorted(p for p in out.iterdir() if p.is_dir()) if out.is_dir() else []:
+        for name in (DONE_FILE, TRIED_FILE):
+            file = folder / name
+            if file.is_file():
+                try:
+                    row = msgspec.json.decode(file.read_bytes(), type=_Row)
+                except msgspec.DecodeError as exc:
+                    raise DataError(f"{file}: not a watch row ({exc})") from None
+                rows.append(_typed(row, folder))
+                break
     return sorted(rows, key=lambda r: (r.step is None, r.step or 0, r.checkpoint))
 
 
-def _percent(cell: dict[str, Any]) -> str:
-    if cell.get("value") is None:
-        return str(cell.get("status", "–"))
-    text = f"{100 * cell['value']:.1f}"
-    if cell.get("low") is not None:
-        text += f" [{100 * cell['low']:.1f}, {100 * cell['high']:.1f}]"
-    return text + (" (partial)" if cell.get("status") == "partial" else "")
+def _shown(cell: WatchCell | None) -> Estimate | None:
+    """The cell's headline where it is a result (its run went to its end: complete or partial), else None."""
+    if cell is None or cell.status not in ("complete", "partial") or cell.headline is None:
+        return None
+    return cell.headline if cell.headline.value is not None else None
+
+
+def _percent(cell: WatchCell | None) -> str:
+    h = _shown(cell)
+    if cell is None:
+        return "–"
+    if h is None or h.value is None:
+        return f"{cell.status} (retried)" if cell.status in ("failed", "aborted", "error") else cell.status
+    text = f"{100 * h.value:.1f}"
+    if h.low is not None and h.high is not None:
+        text += f" [{100 * h.low:.1f}, {100 * h.high:.1f}]"
+    return text + (" (partial)" if cell.status == "partial" else "")
+
+
+def _cell_json(cell: WatchCell) -> dict[str, Any]:
+    h = cell.headline
+    found = _Cell(status=cell.status, headline=cell.headline_name, value=h.value if h else None,
+                  low=h.low if h else None, high=h.high if h else None, why=cell.why)  # fmt: skip
+    return msgspec.to_builtins(found)  # type: ignore[no-any-return]
 
 
 def write_table(out: Path, model: str, rows: Sequence[WatchRow]) -> None:
-    """watch.json, watch.md and watch.png in `out` from the done checkpoints."""
-    names = list(dict.fromkeys(n for r in rows for n in r.headlines))
+    """watch.json, watch.md and watch.png in `out` from the checkpoints tried (only results are plotted)."""
+    names = list(dict.fromkeys(n for r in rows for n in r.results))
     data = {
         "model": model,
         "benchmarks": names,
         "checkpoints": [
-            {"checkpoint": r.checkpoint, "step": r.step, "directory": str(r.directory), "results": r.headlines}
+            {
+                "checkpoint": r.checkpoint,
+                "step": r.step,
+                "directory": str(r.directory),
+                "done": r.done,
+                "results": {n: _cell_json(c) for n, c in r.results.items()},
+            }  # fmt: skip
             for r in rows
         ],
     }
     write_atomic(out / TABLE_JSON, json.dumps(data, indent=2) + "\n")
     lines = [f"| checkpoint | step | {' | '.join(names)} |", f"|---|---:|{'---:|' * len(names)}"]
     for r in rows:
-        cells = [_percent(r.headlines.get(n, {})) for n in names]
+        cells = [_percent(r.results.get(n)) for n in names]
         lines.append(f"| {r.checkpoint} | {'' if r.step is None else r.step} | {' | '.join(cells)} |")
-    write_atomic(out / TABLE_MD, f"# {model}: headline per checkpoint (%, 95% interval)\n\n" + "\n".join(lines) + "\n")
+    title = f"# {model}: headline per checkpoint (%, 95% interval)\n\n"
+    write_atomic(out / TABLE_MD, title + "\n".join(lines) + "\n")
     _chart(out / TABLE_PNG, model, names, rows)
 
 
@@ -107,46 +184,29 @@ def _chart(path: Path, model: str, names: Sequence[str], rows: Sequence[WatchRow
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.2))
     for name in names:
-        points = [(r.step if r.step is not None else i, r.headlines.get(name, {})) for i, r in enumerate(rows)]
-        points = [(x, c) for x, c in points if c.get("value") is not None]
+        points = []  # (step, headline %, low %, high %)
+        for i, r in enumerate(rows):
+            h = _shown(r.results.get(name))
+            if h is not None and h.value is not None:
+                low, high = (h.low, h.high) if h.low is not None and h.high is not None else (h.value, h.value)
+                points.append((r.step if r.step is not None else i, 100 * h.value, 100 * low, 100 * high))
         if not points:
             continue
-        xs = [x for x, _ in points]
-        ax.plot(xs, [100 * c["value"] for _, c in points], marker="o", label=f"{name} ({points[0][1]['headline']})")
-        banded = [(x, c) for x, c in points if c.get("low") is not None]
-        if banded:
-            lows = [100 * c["low"] for _, c in banded]
-            highs = [100 * c["high"] for _, c in banded]
-            ax.fill_between([x for x, _ in banded], lows, highs, alpha=0.15)
+        label = f"{name} ({next(r.results[name].headline_name for r in rows if _shown(r.results.get(name)))})"
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=label)
+        ax.fill_between([p[0] for p in points], [p[2] for p in points], [p[3] for p in points], alpha=0.15)
     ax.set_xlabel("step")
     ax.set_ylabel("headline (%)")
     ax.set_title(f"{model}: headline per checkpoint (95% intervals shaded)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     try:
         with replacing(path) as tmp:
             fig.savefig(tmp, format="png", dpi=110)
     finally:
         plt.close(fig)
-
-
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
-
-
-@contextmanager
-def _terminate_interrupts() -> Iterator[None]:
-    """SIGTERM ends the watch as Ctrl-C does (the servers it started are stopped); set again for each checkpoint,
-    as a run puts the default back when it ends. Only in the main thread, where signals are handled."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def evaluate_checkpoint(
@@ -159,6 +219,24 @@ def evaluate_checkpoint(
     roles = [r for r in served.roles_used() if served.roles[r].serve is not None]
     with serve(served, roles=roles, repo_root=repo_root) as servers:
         return evaluate_suite(servers.config, out=out / ck.name, step=ck.step, **options)
+
+
+def _record(target: Path, ck: Checkpoint, suite: SuiteResult) -> WatchRow:
+    """The checkpoint's row, written where a restart finds it: done, or tried (to be evaluated again)."""
+    cells = _cells(suite)
+    done = all(c.status in WHOLE for c in cells.values())
+    row = _Row(checkpoint=ck.name, step=ck.step, path=str(ck.path), directory=str(suite.directory), results=cells,
+               done=done)  # fmt: skip
+    folder = suite.directory
+    text = msgspec.json.format(msgspec.json.encode(row)).decode() + "\n"
+    write_atomic(folder / (DONE_FILE if done else TRIED_FILE), text)
+    if done:
+        (folder / TRIED_FILE).unlink(missing_ok=True)
+    with (target / EVENTS).open("a", encoding="utf-8") as events:
+        line = {"checkpoint": ck.name, "step": ck.step, "done": done, "time": time.time(),
+                "status": {n: c.status for n, c in cells.items()}}  # fmt: skip
+        events.write(json.dumps(line) + "\n")
+    return _typed(row, folder)
 
 
 def watch(
@@ -176,14 +254,18 @@ def watch(
     settle: float = C.WATCH_SETTLE_S,
     once: bool = False,
     stop: Callable[[], bool] | None = None,
+    handle_signals: bool = True,
 ) -> list[WatchRow]:
     """Evaluate every complete checkpoint under `directory` that is not done yet, oldest step first, then look
     again every `poll` seconds; return the table's rows when `stop()` says so, or at once after one pass with
-    `once`. `out` defaults to runs/<model>/watch; `role` is the role the checkpoints are of (default the run's main
-    one); `benchmarks`, `data_root` and `limit` are `evaluate_suite`'s. Trackers log each checkpoint at its step.
+    `once`. A checkpoint whose evaluation did not go to its end is evaluated again on the next pass (its row's
+    `done` is false until then). `out` defaults to runs/<model>/watch; `role` is the role the checkpoints are of
+    (default the run's main one); `benchmarks`, `data_root`, `limit` and `handle_signals` are `evaluate_suite`'s.
+    Trackers log each checkpoint at its step.
 
     Raises:
         ConfigError: the directory does not exist, or the config cannot serve a checkpoint.
+        DataError: a benchmark named has no data under `data_root`.
         RunLockedError: another watch writes into `out`.
         ServerError: a checkpoint's server could not be started (the others are not tried).
     """
@@ -194,24 +276,24 @@ def watch(
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
-    options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": trackers}
+    options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": trackers,
+               "handle_signals": handle_signals}  # fmt: skip
     with RunDirectory(target):
         while True:
-            done = {r.checkpoint for r in read_rows(target)}
+            done = {r.checkpoint for r in read_rows(target) if r.done}
             for ck in complete_checkpoints(root, settle):
                 if ck.name in done:
                     continue
                 log.info("evaluating checkpoint %s (step %s)", ck.name, ck.step)
-                with _terminate_interrupts():
-                    suite = evaluate_checkpoint(cfg, ck, target, role, repo_root, **options)
-                write_atomic(suite.directory / DONE_FILE, json.dumps(_row(ck, suite), indent=2) + "\n")
-                with (target / EVENTS).open("a", encoding="utf-8") as events:
-                    events.write(json.dumps({"checkpoint": ck.name, "step": ck.step, "time": time.time()}) + "\n")
+                suite = evaluate_checkpoint(cfg, ck, target, role, repo_root, **options)
+                row = _record(target, ck, suite)
+                if not row.done:
+                    log.warning("checkpoint %s not evaluated to the end (%s): tried again on the next pass", ck.name,
+                                ", ".join(f"{n} {c.status}" for n, c in row.results.items()))  # fmt: skip
                 write_table(target, cfg.model, read_rows(target))
             if once or (stop is not None and stop()):
                 return read_rows(target)
-            with _terminate_interrupts():
-                time.sleep(poll)
+            time.sleep(poll)
 
 
-__all__ = ["WatchRow", "read_rows", "watch"]
+__all__ = ["WatchCell", "WatchRow", "read_rows", "watch"]

@@ -9,7 +9,8 @@ commits are its own transactions), after its own start-up checks, which must fin
 is below N): a worker sends at most max(1, concurrency // N) to each endpoint, and a rate limit is split
 evenly. Once the workers have ended, the run reads every result from the store, as a rerun would, and writes one
 samples.jsonl and one summary.
-A prompt that failed in a worker is a failure of the run (with the worker's reason), retried by the next run.
+A prompt that failed in a worker is a failure of the run (with the worker's reason), retried by the next run; a
+prompt a stopped run (a signal, an outage) never tried is no failure: the run's reason says why it stopped.
 
 A signal to the run (Ctrl-C, SIGTERM) is passed to each worker once (workers have their own process group, so a
 terminal's Ctrl-C reaches the run alone); a worker stops as a one-process run does, keeping every result it
@@ -215,12 +216,15 @@ async def _stop(workers: list[_Worker], sig: signal.Signals) -> None:
 
 
 def _merge(workers: list[_Worker], outcome: Outcome, interrupted: bool) -> None:
-    """The workers' failures, requests sent and reasons to stop, into the run's outcome."""
+    """The workers' failures, requests sent and reasons to stop, into the run's outcome. Interrupted, the run's
+    own reason (its signal) is the one that counts: a worker's, stopped by it, is not."""
     for w in workers:
         found = w.found or {}
         outcome.sent += found.get("sent", 0)
         for rid, reason in (found.get("failures") or {}).items():
             outcome.failures.setdefault(rid, reason)
+        if interrupted:
+            continue
         if (error := found.get("error")) is not None:
             outcome.aborted = outcome.aborted or f"worker {w.index}: {error}"
         elif found.get("identity") not in (None, {}, outcome.identity):
@@ -228,9 +232,9 @@ def _merge(workers: list[_Worker], outcome: Outcome, interrupted: bool) -> None:
                 f"worker {w.index} found other models than the run's start-up checks (a server changed during "
                 "the run): its results are not used"
             )
-        elif (aborted := found.get("aborted")) is not None and not interrupted:
+        elif (aborted := found.get("aborted")) is not None:
             outcome.aborted = outcome.aborted or aborted
-        elif not found and not interrupted:
+        elif not found:
             outcome.aborted = outcome.aborted or f"worker {w.index} ended (exit {w.process.exitcode}) without a word"
 
 
@@ -262,14 +266,15 @@ async def score(
             w.alive.close()
             w.report.close()
         _merge(workers, outcome, interrupted)
-        _collect(scoring, examples, outcome)
+        _collect(scoring, examples, outcome, interrupted)
 
 
-def _collect(scoring: Scoring, examples: list[Example], outcome: Outcome) -> None:
-    """Every prompt the store completes goes into the run's results; the others stay unscored."""
+def _collect(scoring: Scoring, examples: list[Example], outcome: Outcome, interrupted: bool) -> None:
+    """Every prompt the store completes goes into the run's results; the others stay unscored: untried, when the
+    run was interrupted or stopped (the reason says so), else failures of their worker."""
     scoring.store.others_write()
     scoring.keys = UnitKeys(outcome.identity)  # as `Scoring.run` keys them
     scoring.samples = _Discard()  # the workers' lines stay as they are until the outputs are written
     for ex, _, _ in scoring.pending(examples, outcome, ProgressBar(0, False)):
-        if outcome.aborted is None and ex.id not in outcome.failures:
+        if not interrupted and outcome.aborted is None and ex.id not in outcome.failures:
             outcome.failures[ex.id] = "not scored by its worker"

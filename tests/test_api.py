@@ -33,7 +33,8 @@ def test_a_baseline_run_equals_the_clis(tmp_path):
     assert proc.returncode == 0 and result.all_scored, proc.stderr  # every prompt of the run scored
     by_cli = json.loads(proc.stdout)
     assert result.summary["overall"] == by_cli["overall"] and result.summary["domains"] == by_cli["domains"]
-    assert result.complete is False and any("--limit 12" in why for why in result.partial)
+    assert result.complete is False and result.status == "partial"
+    assert any(why.startswith("limit=12: 12 of") for why in result.partial)  # the API's words, not the flag's
     assert (result.prompts, result.scored, result.run_dir) == (12, 12, tmp_path / "api")
     overall = by_cli["overall"]
     assert result.headline_name == "avg"
@@ -222,3 +223,43 @@ def test_an_override_through_a_value_that_is_no_mapping_is_one_error_on_every_pa
     nested = {"model": "baseline:random", "client": {"workers": 1}}
     assert rmb.load_config(nested, {"client.workers": 3}).client.workers == 3
     assert nested == {"model": "baseline:random", "client": {"workers": 1}}
+
+
+def test_a_benchmark_named_without_data_is_a_data_error_in_the_apis_words(tmp_path):
+    """evaluate_suite(benchmarks=[...]) with a benchmark whose data is not there raises before anything runs; a
+    message the command line shares with the API names the API's keyword, not the flag."""
+    data = require_rmbench()
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "rm-bench").symlink_to(data)
+    with pytest.raises(rmb.DataError, match=r"benchmark reward-bench-2: no data in .*reward-bench-2"):
+        rmb.evaluate_suite(BASELINE, benchmarks=["rm-bench", "reward-bench-2"], data_root=root, out=tmp_path / "s")
+    assert not (tmp_path / "s").exists()  # nothing ran
+    suite = rmb.evaluate_suite(BASELINE, data_root=root, out=tmp_path / "s", limit=4)  # not named: only left out
+    assert suite.missing and "reward-bench-2" in suite.missing and suite.status == "partial"
+    with pytest.raises(rmb.DataError) as info:  # own pairs have no hub copy: the data must be given
+        rmb.evaluate({"model": "baseline:random", "benchmark": "pairwise"}, out=tmp_path / "p")
+    assert "data=PATH" in str(info.value) and "--data" not in str(info.value)
+    with pytest.raises(TypeError, match="a sequence of names"):
+        rmb.evaluate_suite(BASELINE, benchmarks="rm-bench")  # type: ignore[arg-type]
+
+
+def test_the_report_page_for_the_trackers_is_built_from_the_loaded_prompts_once(tmp_path, caplog):
+    """Two trackers, one page, and the data read once: by the run (the shared RM-Bench copy has no math file, so
+    loading it says once that the run will be partial)."""
+
+    class Keeping:
+        def __init__(self) -> None:
+            self.artifacts: list[list[str]] = []
+
+        def log(self, metrics, step, artifacts=()):  # noqa: ANN001, ANN202
+            self.artifacts.append([p.name for p in artifacts])
+
+        def close(self) -> None:
+            pass
+
+    first, second = Keeping(), Keeping()
+    with caplog.at_level("INFO", logger="rmbench_client"):
+        rmb.evaluate(BASELINE, data=require_rmbench(), out=tmp_path / "run", limit=5, trackers=[first, second])
+    assert first.artifacts == second.artifacts == [["summary.json", "report.html"]]
+    assert sum("the run will be partial" in r.getMessage() for r in caplog.records) == 1

@@ -17,6 +17,7 @@ import yaml
 from conftest import REPO, TINY_MODELS, ensure_server_side, port
 from helpers_cli import CLI, cli, one_error_line
 from helpers_data import require_rmbench
+from helpers_pairs import write_pairs
 
 import rmbench_client as rmb
 
@@ -69,7 +70,7 @@ def test_a_cut_checkpoint_waits_and_a_killed_watch_evaluates_only_what_is_missin
     assert (out / "checkpoint-100" / "rm-bench" / "summary.json").stat().st_mtime_ns == done_at
     table = json.loads((out / "watch.json").read_text())
     assert [c["step"] for c in table["checkpoints"]] == [100, 200, 300]
-    assert all(c["results"]["rm-bench"]["status"] == "partial" for c in table["checkpoints"])
+    assert all(c["results"]["rm-bench"]["status"] == "partial" and c["done"] for c in table["checkpoints"])
     assert (out / "watch.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "| checkpoint-300 | 300 |" in (out / "watch.md").read_text() and "checkpoint-300" in again.stdout
 
@@ -110,7 +111,7 @@ def test_watch_serves_each_checkpoint_through_vllm(tmp_path):
         result = rmb.load_result(row.directory / "rm-bench")
         served = result.summary["identity"]["models"]["reward"]["served"]
         assert result.scored == 4 and served["root"] == str(root / row.checkpoint)  # the checkpoint was served
-        assert row.headlines["rm-bench"]["value"] == result.headline.value
+        assert row.done and row.results["rm-bench"].headline == result.headline
     assert (out / "watch.png").stat().st_size > 0 and (out / "watch.md").is_file()
 
 
@@ -124,3 +125,71 @@ def test_watch_mistakes_are_one_error_line(tmp_path):
     one_error_line(cli("watch", str(tmp_path), "--config", str(config)), 2, "no serve section")
     with pytest.raises(rmb.ConfigError, match="no serve section"):
         rmb.watch(tmp_path, served, once=True)
+
+
+def small_checkpoint(root: Path, step: int) -> Path:
+    """A checkpoint the stand-in server "serves": config.json and a whole (empty) safetensors file."""
+    folder = root / f"checkpoint-{step}"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    header = b"{}"
+    (folder / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header)
+    return folder
+
+
+def rows_by_name(rows: list[rmb.WatchRow]) -> dict[str, rmb.WatchRow]:
+    return {r.checkpoint: r for r in rows}
+
+
+def test_a_checkpoint_whose_server_fails_mid_run_is_evaluated_again_to_the_end(tmp_path, monkeypatch):
+    """Each checkpoint is served by `serve` through a stand-in server environment (fake_server_venv.py); the one
+    listed in the faults file dies after 10 scoring requests, once. Its run is aborted: the checkpoint is not done,
+    not plotted, and the next pass evaluates it again to the end; a restarted watch does the same for one that
+    failed before the restart, and the command's exit code says which pass left one unfinished."""
+    from fake_server_venv import FAULTS_ENV, make_venv
+
+    root, out, data = tmp_path / "train", tmp_path / "eval", tmp_path / "data" / "pairwise"
+    write_pairs(data / "pairs.jsonl", 40)
+    faults = tmp_path / "faults.json"
+    monkeypatch.setenv("RMBENCH_SERVER_VENV", str(make_venv(tmp_path / "server-venv")))
+    monkeypatch.setenv(FAULTS_ENV, str(faults))
+    serve_spec = {"engine": "vllm-cpu", "path": str(root), "max_model_len": 4096}
+    reward = {"served_model": "fake-reward", "endpoints": [f"http://127.0.0.1:{port(43)}"], "concurrency": 1,
+              "serve": serve_spec}  # fmt: skip
+    cfg = {"model": "fake", "roles": {"reward": reward}, "client": {"all_down_patience": 1}}
+    first = small_checkpoint(root, 100)
+    small_checkpoint(root, 200)
+    faults.write_text(json.dumps({str(first.resolve()): 10}))
+    seen: list[list[str]] = []
+
+    def stop() -> bool:
+        table = json.loads((out / "watch.json").read_text())
+        seen.append([f"{c['checkpoint']}:{c['done']}" for c in table["checkpoints"]])
+        return all(c["done"] for c in table["checkpoints"])
+
+    rows = rmb.watch(root, cfg, out=out, benchmarks=["pairwise"], data_root=data.parent, repo_root=REPO, poll=0.1,
+                     settle=0.0, stop=stop)  # fmt: skip
+    assert seen == [["checkpoint-100:False", "checkpoint-200:True"], ["checkpoint-100:True", "checkpoint-200:True"]]
+    assert [json.loads(line)["done"] for line in (out / "watch.jsonl").read_text().splitlines()] == [False, True, True]
+    assert all(r.done and r.results["pairwise"].status == "complete" for r in rows)
+    assert rmb.load_result(out / "checkpoint-100" / "pairwise").scored == 40
+
+    # a restart: the new checkpoint's server fails in the first watch, which exits 1; the next one finishes it
+    third = small_checkpoint(root, 300)
+    faults.write_text(json.dumps({str(third.resolve()): 10}))
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    args = ["watch", str(root), "--config", str(config), "--out", str(out), "--benchmarks", "pairwise", "--data",
+            str(data.parent), "--settle", "0", "--once"]  # fmt: skip
+    done_at = (out / "checkpoint-200" / "pairwise" / "summary.json").stat().st_mtime_ns
+    failed = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert failed.returncode == 1 and "not evaluated to the end: checkpoint-300" in failed.stderr, failed.stderr
+    cell = json.loads((out / "checkpoint-300" / "watch-tried.json").read_text())["results"]["pairwise"]
+    assert cell["status"] == "aborted" and "stayed down" in cell["why"]
+    assert "| checkpoint-300 | 300 | aborted (retried) |" in (out / "watch.md").read_text()  # no number for it
+    again = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert again.returncode == 0, again.stderr
+    assert all(r.done for r in rmb.watch(root, cfg, out=out, data_root=data.parent, once=True, settle=0.0))
+    assert not (out / "checkpoint-300" / "watch-tried.json").exists()
+    assert (out / "checkpoint-200" / "pairwise" / "summary.json").stat().st_mtime_ns == done_at  # not again
+    assert events(out) == ["checkpoint-100", "checkpoint-200", "checkpoint-100", "checkpoint-300", "checkpoint-300"]

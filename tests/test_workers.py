@@ -173,6 +173,11 @@ def test_workers_interrupted_lose_nothing(fault_data, tmp_path, sig, group, code
         lines = (out / "samples.jsonl").read_text().splitlines()
         plan = dry_run(config, fault_data, out)
         assert 0 < interrupted["scored"] < int(PROMPTS)
+        # the signal is the reason; the prompts it left untried are no failures, for `status` neither
+        assert interrupted["aborted"] == f"interrupted by {sig.name}" and interrupted["failed"] == 0
+        assert (out / "failures.jsonl").read_text() == ""
+        said = json.loads(cli("status", str(out), "--json").stdout)
+        assert said["failed"] == 0 and said["aborted"] == f"interrupted by {sig.name}", said
         # every prompt the store completes is in the outputs: nothing the workers committed is lost
         assert len(lines) == interrupted["scored"] == plan["stored_prompts"]
         assert stored(out) == plan["stored_units"]

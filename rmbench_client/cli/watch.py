@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
@@ -55,6 +58,10 @@ def trackers(args: argparse.Namespace) -> list[Tracker]:
 
     found: list[Tracker] = []
     if getattr(args, "mlflow", None):
+        if args.mlflow.startswith("file:"):
+            # MLflow 3 opens its file store only when allowed: the command line allows it for its own process (the
+            # library's tracker never changes the environment of a process it is a guest in)
+            os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
         found.append(MLflowTracker(args.mlflow))
     if getattr(args, "wandb", None):
         found.append(WandbTracker(args.wandb))
@@ -67,32 +74,51 @@ def log_runs(args: argparse.Namespace, run_dirs: list[Path]) -> None:
     if not on:
         return
     from ..results import load_result
-    from ..trackers import log_result
+    from ..trackers import log_result, report_page
 
     try:
         for run_dir in run_dirs:
             if (run_dir / C.SUMMARY_FILE).is_file():
+                result = load_result(run_dir)
+                page = report_page(result)  # once per run, whatever the number of trackers
                 for tracker in on:
-                    log_result(tracker, load_result(run_dir), args.step)
+                    log_result(tracker, result, args.step, page)
     finally:
         for tracker in on:
             tracker.close()
 
 
+EXIT_NOT_DONE = 1  # as `run` exits when a prompt is left unscored
+
+
+def _terminate_as_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+
+
 def cmd_watch(args: argparse.Namespace, console: Console) -> int:
+    """Exit 0 once every checkpoint tried is done, 1 when one was not evaluated to the end (it is tried again by
+    the next watch)."""
     from ..watcher import TABLE_MD, watch
 
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
     on = trackers(args)
+    # the command line's own process: SIGTERM ends the watch as Ctrl-C does (the servers it started are stopped);
+    # a run that catches it writes its outputs first, then hands it here
+    previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
         rows = watch(args.directory, args.config, out=args.out, benchmarks=names, data_root=args.data,
                      limit=args.limit, role=args.role, trackers=on, poll=args.poll, settle=args.settle,
                      once=args.once)  # fmt: skip
     finally:
+        signal.signal(signal.SIGTERM, previous)
         for tracker in on:
             tracker.close()
     if rows:
         sys.stdout.write((rows[0].directory.parent / TABLE_MD).read_text(encoding="utf-8"))
     else:
         sys.stderr.write(f"no complete checkpoint under {args.directory} yet\n")
+    left = [r.checkpoint for r in rows if not r.done]
+    if left:
+        sys.stderr.write(f"not evaluated to the end: {', '.join(left)}; watch again to retry them\n")
+        return EXIT_NOT_DONE
     return 0

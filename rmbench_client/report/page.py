@@ -80,11 +80,16 @@ def default_out(paths: list[str]) -> Path:
 
 
 def write_report(
-    paths: list[str], out: str | Path | None = None, data: str | Sequence[str] | None = None, seed: int = 0
+    paths: list[str],
+    out: str | Path | None = None,
+    data: str | Sequence[str] | None = None,
+    seed: int = 0,
+    examples: Mapping[str, Example] | None = None,
 ) -> tuple[Path, list[str]]:
-    """Build the page of these runs and write it; returns its path and the notes on its data files."""
+    """Build the page of these runs and write it; returns its path and the notes on its data files. `examples`:
+    one run's prompts as it loaded them (by id), so that nothing is read again."""
     target = Path(out) if out is not None else default_out(paths)
-    data_ = build(paths, data=data, seed=seed)
+    data_ = build(paths, data=data, seed=seed, examples=examples)
     return write_atomic(target, render_page(data_)), data_["notes"]
 
 
@@ -302,8 +307,14 @@ def _shown(
     return shown, [_prompt(examples[ex_id], shown[ex_id]) for ex_id in examples if ex_id in shown]
 
 
-def build(paths: list[str], data: str | Sequence[str] | None = None, seed: int = 0) -> dict[str, Any]:
-    """Everything the page shows, JSON-ready: one run, or several compared with the first."""
+def build(
+    paths: list[str],
+    data: str | Sequence[str] | None = None,
+    seed: int = 0,
+    examples: Mapping[str, Example] | None = None,
+) -> dict[str, Any]:
+    """Everything the page shows, JSON-ready: one run, or several compared with the first (`examples`: one run's
+    prompts as it loaded them, instead of its data files read again)."""
     runs = load_runs(paths)
     bench = runs[0].summary.bench
     if not bench.chosen_vs_rejected and not bench.process:
@@ -312,8 +323,11 @@ def build(paths: list[str], data: str | Sequence[str] | None = None, seed: int =
     sources = _sources(runs, data)
     loaded: dict[tuple[str, ...], dict[str, Example]] = {}
     fields = runs[0].summary.info.data.fields
-    each = [loaded.get(tuple(src)) or loaded.setdefault(tuple(src), load_examples(bench.name, src, fields))
-            for src in sources]  # fmt: skip
+    if examples is not None and len(runs) == 1:
+        each = [dict(examples)]
+    else:
+        each = [loaded.get(tuple(src)) or loaded.setdefault(tuple(src), load_examples(bench.name, src, fields))
+                for src in sources]  # fmt: skip
     for r, run, found, src in zip(runs, scores, each, sources, strict=True):
         absent = [s.id for s in run if s.id not in found]
         if absent:

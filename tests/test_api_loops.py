@@ -1,0 +1,165 @@
+"""The caller's event loop and signals stay the caller's: the sync API works inside a running loop, cancelling an
+async call stops its run as Ctrl-C does (outputs written, saying so, lock released, resumable), and a signal a run
+caught goes on to the handler the caller had installed once the outputs are written (or, with
+`handle_signals=False`, straight to it). Runs go against a loopback stand-in for a vLLM reward server
+(fake_vllm.py) that answers slowly enough to be caught mid-run. Only `rmbench_client`'s public names are used."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fake_vllm import FakeVllm
+from helpers_cli import stored
+from helpers_pairs import write_pairs
+
+import rmbench_client as rmb
+
+pytestmark = pytest.mark.timeout(180)
+PROMPTS = 80
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_pairs(tmp_path / "pairs.jsonl", PROMPTS)
+
+
+@pytest.fixture
+def slow() -> Iterator[FakeVllm]:
+    """A reward server taking 20 ms a request, one request at a time: a run of a few seconds."""
+    with FakeVllm("reward", "fake-reward", delay=0.02).start() as fake:
+        yield fake
+
+
+def config(fake: FakeVllm, data: Path) -> dict:
+    roles = {"reward": {"served_model": "fake-reward", "endpoints": [fake.url], "concurrency": 1}}
+    return {"benchmark": "pairwise", "model": "fake", "roles": roles, "data": str(data)}
+
+
+def summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text())
+
+
+def wait_until(condition, timeout: float = 60) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_evaluate_works_inside_a_running_loop(slow, data, tmp_path):
+    """A notebook's or an async trainer's loop is running: the sync call runs on a loop of its own and returns."""
+
+    async def notebook_cell() -> rmb.BenchmarkResult:
+        return rmb.evaluate(config(slow, data), out=tmp_path / "run", limit=6)
+
+    result = asyncio.run(notebook_cell())
+    assert result.status == "partial" and result.scored == 6 and result.sent == 12
+
+
+def test_a_cancelled_async_run_stops_writes_its_outputs_and_resumes(slow, data, tmp_path):
+    out = tmp_path / "run"
+
+    async def cancel_mid_run() -> float:
+        task = asyncio.ensure_future(rmb.evaluate_async(config(slow, data), out=out))
+        await asyncio.to_thread(wait_until, lambda: slow.units >= 40)  # scoring for a while
+        task.cancel()
+        cancelled = time.monotonic()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - cancelled
+
+    took = asyncio.run(cancel_mid_run())
+    assert took < 5  # it stops at once (a second at most, the outputs included, on an idle machine)
+    s = summary(out)
+    assert s["aborted"] == "cancelled by the caller" and s["complete"] is False and s["failed"] == 0
+    assert 0 < s["scored"] < PROMPTS and len((out / "samples.jsonl").read_text().splitlines()) == s["scored"]
+    kept = stored(out)
+    result = rmb.evaluate(config(slow, data), out=out)  # the lock is free, and only what is missing goes out
+    assert result.status == "complete" and result.sent == 2 * PROMPTS - kept
+
+
+def test_wait_for_a_short_timeout_then_the_same_call(slow, data, tmp_path):
+    """`asyncio.wait_for(evaluate_async(...), 0.3)`: the timeout cancels the run (in its start-up checks or its
+    scoring, as the machine goes); either way the directory is left consistent and free, and the same call then
+    completes the run."""
+    out = tmp_path / "run"
+
+    async def impatient() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(rmb.evaluate_async(config(slow, data), out=out), 0.3)
+
+    asyncio.run(impatient())
+    if (out / "summary.json").exists():  # it had begun scoring: the outputs say why it stopped
+        assert summary(out)["aborted"] == "cancelled by the caller"
+    assert rmb.evaluate(config(slow, data), out=out).status == "complete"
+
+
+SCRIPT = """
+import json, os, signal, sys
+import rmbench_client as rmb
+
+config, out, mode = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+seen = []
+
+def handler(signum, frame):  # a training script's own: Slurm's preemption, say
+    seen.append({"signal": signum, "outputs": os.path.exists(os.path.join(out, "summary.json"))})
+
+if mode in ("handler", "caller"):
+    signal.signal(signal.SIGTERM, handler)
+print("ready", flush=True)
+try:
+    result = rmb.evaluate(config, out=out, handle_signals=mode != "caller")
+except rmb.RunInterrupted as exc:
+    print(json.dumps({"raised": exc.result.status, "run_dir": str(exc.run_dir)}), flush=True)
+    sys.exit(130)
+print(json.dumps({"status": result.status, "seen": seen}), flush=True)
+"""
+
+
+def start(fake: FakeVllm, data: Path, out: Path, mode: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SCRIPT), json.dumps(config(fake, data)), str(out),
+                             mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+@pytest.mark.parametrize(
+    ("mode", "sig"),
+    [("handler", signal.SIGTERM), ("default", signal.SIGINT), ("default", signal.SIGTERM), ("caller", signal.SIGTERM)],
+    ids=["the script's SIGTERM handler", "python's SIGINT default", "the system's SIGTERM default", "caller handles"],
+)
+def test_a_caught_signal_goes_on_to_the_callers_handler(slow, data, tmp_path, mode, sig):
+    out = tmp_path / "run"
+    proc = start(slow, data, out, mode)
+    try:
+        wait_until(lambda: slow.units >= 30 and proc.poll() is None)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    s = summary(out)  # the outputs are written in every case
+    if mode == "caller":  # signals left to the caller: its handler ran at once, and the run went on to its end
+        assert proc.returncode == 0, stderr
+        said = json.loads(stdout.splitlines()[-1])
+        assert said == {"status": "complete", "seen": [{"signal": sig.value, "outputs": False}]}
+        assert s["complete"] and "aborted" not in s
+        return
+    assert s["aborted"] == f"interrupted by {sig.name}" and s["failed"] == 0 and 0 < s["scored"] < PROMPTS
+    if mode == "handler":  # called once the outputs were there; the call then returned the aborted result
+        assert proc.returncode == 0, stderr
+        said = json.loads(stdout.splitlines()[-1])
+        assert said == {"status": "aborted", "seen": [{"signal": sig.value, "outputs": True}]}
+    elif sig is signal.SIGINT:  # Python's default: a KeyboardInterrupt, which carries the result
+        assert proc.returncode == 130, stderr
+        assert json.loads(stdout.splitlines()[-1]) == {"raised": "aborted", "run_dir": str(out)}
+    else:  # the system's default: the process ends by the signal, as it would have without the run
+        assert proc.returncode == -signal.SIGTERM, stderr
