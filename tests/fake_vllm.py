@@ -27,6 +27,7 @@ ROUTES = {  # vLLM 0.32 lists only its runner's routes
     "policy": ["/health", "/v1/models", "/version", "/tokenize", "/v1/completions", "/v1/chat/completions"],
 }
 SCORING = ("/pooling", "/v1/completions", "/v1/chat/completions")
+PROBE_MARKS = ("Template check", "capital of France")  # in model_kinds/reward.py's FINGERPRINT_PROBES
 
 
 def free_port() -> int:
@@ -56,6 +57,7 @@ class FakeVllm:
         self.paths: list[str] = []  # every request's path, in order
         self.scored: Counter[str] = Counter()  # scoring requests by path
         self.units = 0  # sequences (or conversations) scored by /pooling
+        self.probed = 0  # of them, the reward model's fingerprint probes (an identity check's)
         self._server: ThreadingHTTPServer | None = None
         self._dead = False
 
@@ -129,6 +131,7 @@ class FakeVllm:
         if path == "/pooling":
             inputs = [render(req["messages"], False)] if "messages" in req else req["input"]
             self.units += len(inputs)
+            self.probed += sum(any(p in str(x) for p in PROBE_MARKS) for x in inputs)
             data = [{"index": i, "object": "pooling", "data": [self._reward(x)]} for i, x in enumerate(inputs)]
             return 200, {"object": "list", "model": self.model, "data": data}
         if path == "/v1/completions":
