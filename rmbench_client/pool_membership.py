@@ -66,6 +66,7 @@ class Membership:
         self._why: dict[str, tuple[bool, str]] = {}  # each such URL: (it serves another model, why it is out)
         self._listed: list[str] = []  # the last complete list
         self._refresher: asyncio.Task[None] | None = None
+        self._unread = ""  # why the last read failed, while reads fail
         self.reads = 0
 
     async def start(self) -> None:
@@ -161,9 +162,15 @@ class Membership:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a registry that cannot be read now is read again later; the pool stays as is
-            log.warning("%s: cannot read the endpoint list (%s); the last one stands, read again in %.0fs", self.role,
-                        exc, self._refresh_interval)  # fmt: skip
+            said = f"{type(exc).__name__}: {exc}"
+            if said != self._unread:  # said once while it lasts
+                log.warning("%s: cannot read the endpoint list (%s); the last one stands, read again every %.3gs",
+                            self.role, said, self._refresh_interval)  # fmt: skip
+            self._unread = said
             return
+        if self._unread:
+            log.info("%s: the endpoint list is read again", self.role)
+            self._unread = ""
         listed = set(urls)
         for ep in [ep for ep in self._pool.endpoints if ep.url not in listed]:
             log.info("%s endpoint %s is no longer listed: it leaves the pool once its requests in flight end",

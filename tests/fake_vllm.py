@@ -1,7 +1,9 @@
 """Loopback servers that answer as vLLM 0.32 does (the shapes of tests/recorded/vllm-0.32.0.json) for a fake model,
 for the tests of the endpoint pool's membership: an endpoint down at start, one that joins late, one that serves
-another model. Never a stand-in for vLLM's numbers: a reward or a log-prob is a fixed function of the input
-(`shift` moves every number: the same name with another checkpoint behind it).
+another model, one replaced behind its URL. Never a stand-in for vLLM's numbers: a reward or a log-prob is a fixed
+function of the input (`shift` moves every number, `invert` negates the rewards: the same name with another
+checkpoint behind it); `version` is what `/version` answers (another vLLM release); `reuse_port` binds with
+SO_REUSEPORT, so that a second server can take the same port as a rolling update does.
 
 The fake tokenizer is one token per UTF-8 byte (byte + 3), its chat template `TEMPLATE`; `/inference/v1/generate`
 is not served (vLLM without --enable-scale-out), so DPO goes through `/v1/completions`.
@@ -45,13 +47,28 @@ def tokens(text: str) -> list[int]:
     return [b + 3 for b in text.encode("utf-8")]
 
 
+class _ReusePortServer(ThreadingHTTPServer):
+    allow_reuse_port = True  # another server may bind the same port (SO_REUSEPORT): the kernel spreads connections
+
+
 class FakeVllm:
     """One fake vLLM server serving `model` (`kind` reward or policy; a policy also answers chat, as a judge)."""
 
     def __init__(
-        self, kind: str, model: str, *, root: str | None = None, shift: float = 0.0, delay: float = 0.0, port: int = 0
+        self,
+        kind: str,
+        model: str,
+        *,
+        root: str | None = None,
+        shift: float = 0.0,
+        delay: float = 0.0,
+        port: int = 0,
+        invert: bool = False,
+        version: str = "0.32.0",
+        reuse_port: bool = False,
     ) -> None:
         self.kind, self.model, self.root, self.shift, self.delay = kind, model, root or f"/models/{model}", shift, delay
+        self.invert, self.version, self.reuse_port = invert, version, reuse_port
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.paths: list[str] = []  # every request's path, in order
@@ -93,7 +110,8 @@ class FakeVllm:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        server_class = _ReusePortServer if self.reuse_port else ThreadingHTTPServer
+        self._server = server_class(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
@@ -118,7 +136,7 @@ class FakeVllm:
         if path == "/health":
             return 200, {}
         if path == "/version":
-            return 200, {"version": "0.32.0"}
+            return 200, {"version": self.version}
         if path == "/v1/models":
             card = {"id": self.model, "object": "model", "root": self.root, "max_model_len": 4096}
             return 200, {"object": "list", "data": [card]}
@@ -148,7 +166,8 @@ class FakeVllm:
 
     def _reward(self, x: str | list[int]) -> float:
         ids = tokens(x) if isinstance(x, str) else x
-        return (sum(i * (k + 1) for k, i in enumerate(ids)) % 997) / 100.0 + self.shift
+        value = (sum(i * (k + 1) for k, i in enumerate(ids)) % 997) / 100.0 + self.shift
+        return -value if self.invert else value
 
     def _logprobs(self, seq: list[int]) -> list[Any]:
         return [None] + [

@@ -210,14 +210,18 @@ def test_a_late_endpoint_serving_another_model_never_gets_work(kind, other, data
 
 
 class Listed:
-    """A source whose URLs the test changes mid-run (a cluster registry, played by hand)."""
+    """A source whose URLs the test changes mid-run (a cluster registry, played by hand); `fail` makes every read
+    raise, as a source does whose registry answers in part."""
 
     def __init__(self, urls: list[str]) -> None:
         self.now = urls
         self.reads = 0
+        self.fail = False
 
     async def urls(self) -> list[str]:
         self.reads += 1
+        if self.fail:
+            raise RuntimeError("the registry answered in part")
         return list(self.now)
 
 
@@ -249,6 +253,68 @@ def test_a_replaced_endpoint_loses_nothing_and_counts_nothing_twice(listed, data
     lines = samples(tmp_path / "run")
     assert len({line["id"] for line in lines}) == len(lines) == PROMPTS
     assert lines == samples(tmp_path / "alone")
+
+
+def test_a_replica_registered_mid_run_gets_work_though_none_is_missing(listed, data, tmp_path, caplog):
+    """The source is read on its period for the whole run, not only while the pool is short: a replica the
+    registry lists mid-run (a scale-up) joins after its identity check and shares the work."""
+    caplog.set_level(logging.INFO, "rmbench_client")
+    with FakeVllm("reward", "fake-reward", delay=0.03).start() as a, FakeVllm("reward", "fake-reward").start() as b:
+        listed.now = [a.url]
+        with when(lambda: scored(a) >= 20, lambda: setattr(listed, "now", [a.url, b.url])):
+            assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 0, caplog.text[-2000:]
+        assert b.units - b.probed > 10, (b.units, b.probed)  # prompts, beyond its identity checks
+        checked_before_work(b)
+    assert f"reward endpoint {b.url} is listed: it joins once it passes the identity check" in caplog.text
+    lines = samples(tmp_path / "run")
+    assert len({line["id"] for line in lines}) == len(lines) == PROMPTS
+
+
+def test_a_replica_removed_mid_run_drains(listed, data, tmp_path, caplog):
+    """A replica the registry stops listing (a scale-down) gets no new request once the pool has read the list; what
+    it had in flight finishes; every prompt is scored once, as by one endpoint alone."""
+    caplog.set_level(logging.INFO, "rmbench_client")
+    with FakeVllm("reward", "fake-reward").start() as alone:
+        listed.now = [alone.url]
+        assert run(reward_config(tmp_path, [alone.url]), data, tmp_path / "alone") == 0
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.03).start() as a,
+        FakeVllm("reward", "fake-reward", delay=0.03).start() as b,
+    ):
+        listed.now = [a.url, b.url]
+        removed: list[int] = []
+
+        def scale_down() -> None:
+            listed.now = [a.url]
+            reads = listed.reads
+            while listed.reads <= reads + 1:  # the pool has read the shorter list
+                time.sleep(0.01)
+            removed.append(b.units)
+
+        with when(lambda: scored(b) >= 15, scale_down):
+            assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 0, caplog.text[-2000:]
+        assert removed and b.units <= removed[0] + 2  # at most the request in flight (concurrency 1) after it left
+        assert a.units - a.probed + b.units - b.probed == 2 * PROMPTS  # each response asked once, none twice
+    assert f"reward endpoint {b.url} is no longer listed: it leaves the pool" in caplog.text
+    assert stored(tmp_path / "run") == 2 * PROMPTS
+    assert samples(tmp_path / "run") == samples(tmp_path / "alone")
+
+
+def test_a_source_read_that_fails_mid_run_keeps_the_last_list(listed, data, tmp_path, caplog):
+    """A registry that cannot be read (or, for a cluster source, answers in part: it raises) never shrinks the
+    pool: the last complete list stands, and both endpoints keep working."""
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.02).start() as a,
+        FakeVllm("reward", "fake-reward", delay=0.02).start() as b,
+    ):
+        listed.now = [a.url, b.url]
+        with when(lambda: scored(a, b) >= 20, lambda: setattr(listed, "fail", True)):
+            assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 0
+        after = [scored(a), scored(b)]
+        assert all(n > 15 for n in after), after
+    assert "cannot read the endpoint list (RuntimeError: the registry answered in part); the last one stands" in (
+        caplog.text
+    )
 
 
 def test_a_source_that_ends_empty_ends_the_run_resumable(listed, data, tmp_path, capsys):
