@@ -21,8 +21,10 @@ from helpers_cli import stored
 from proxy import FaultProxy
 from tcp_switch import TcpSwitch
 from test_endpoint_join import PROMPTS, config, reward_config, run, samples, scored, when
+from test_plugins import page_data
 
 from rmbench_client import constants as C
+from rmbench_client.cli import main
 
 pytestmark = pytest.mark.timeout(120)
 GRACE = {"client": {"rejected_grace": 2.0}}  # the wait for the right server once every endpoint is rejected
@@ -131,7 +133,8 @@ def test_a_rolling_update_with_so_reuseport_never_scores_the_new_server(alone, d
 def test_a_load_balancer_that_moves_open_connections_is_found_at_the_end(alone, data, tmp_path, caplog):
     """A proxy that sends each request to the backend of the moment moves requests without a new connection: the
     check at the end of scoring finds the other server, every answer that endpoint gave in this run is held apart
-    (kept in the store's `held_apart`, never read as a score) and its prompts are asked again by the next run."""
+    (kept in the store's `held_apart`, never read as a score), its prompts are failures naming it (the report
+    groups them by endpoint) and are asked again by the next run; what the other endpoint answered alone stands."""
     with (
         FakeVllm("reward", "fake-reward", delay=0.01).start() as good,
         FakeVllm("reward", "fake-reward", invert=True).start() as wrong,
@@ -142,7 +145,7 @@ def test_a_load_balancer_that_moves_open_connections_is_found_at_the_end(alone, 
             proxy.upstream = wrong.url
 
         with when(lambda: scored(good) >= PROMPTS // 2, move):
-            code = run(reward_config(tmp_path, [proxy.url]), data, tmp_path / "run")
+            code = run(reward_config(tmp_path, [good.url, proxy.url]), data, tmp_path / "run")
         assert code == 1, caplog.text[-3000:]
         out = tmp_path / "run"
         s = summary(out)
@@ -151,10 +154,13 @@ def test_a_load_balancer_that_moves_open_connections_is_found_at_the_end(alone, 
         assert all(line in alone for line in samples(out))  # no line holds what the other server said
         failures = [json.loads(x) for x in (out / C.FAILURES_FILE).read_text().splitlines()]
         assert failures and all(f["endpoint"] == proxy.url for f in failures)
-        assert s["scored"] + len(failures) == PROMPTS
+        assert s["scored"] > 0 and s["scored"] + len(failures) == PROMPTS
         with sqlite3.connect(out / C.STORE_FILE) as db:
             (held,) = db.execute("SELECT COUNT(*) FROM held_apart").fetchone()
         assert held > 0 and stored(out) + held >= 2 * PROMPTS
+        assert main(["report", str(out)]) == 0  # the page groups the failures by the endpoint they failed at
+        (shown,) = page_data(out / C.REPORT_FILE)["runs"]
+        assert shown["failed_by_endpoint"] == {proxy.url: len(failures)}
 
         proxy.upstream = good.url
         assert run(reward_config(tmp_path, [proxy.url]), data, out) == 0

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from fake_vllm import SCORING, TEMPLATE, FakeVllm
-from helpers_cli import stored
+from helpers_cli import sample_lines, stored
 
 from rmbench_client import constants as C
 from rmbench_client.cli import main
@@ -217,12 +217,16 @@ class Listed:
         self.now = urls
         self.reads = 0
         self.fail = False
+        self.where: dict[str, dict[str, str]] = {}  # what `about` says of a URL (a Ray replica and its node)
 
     async def urls(self) -> list[str]:
         self.reads += 1
         if self.fail:
             raise RuntimeError("the registry answered in part")
         return list(self.now)
+
+    def about(self, url: str) -> dict[str, str]:
+        return self.where.get(url, {})
 
 
 @pytest.fixture
@@ -257,10 +261,12 @@ def test_a_replaced_endpoint_loses_nothing_and_counts_nothing_twice(listed, data
 
 def test_a_replica_registered_mid_run_gets_work_though_none_is_missing(listed, data, tmp_path, caplog):
     """The source is read on its period for the whole run, not only while the pool is short: a replica the
-    registry lists mid-run (a scale-up) joins after its identity check and shares the work."""
+    registry lists mid-run (a scale-up) joins after its identity check and shares the work. Every answer names the
+    replica and node the source gives for its URL (as the Ray source does), in the samples and the summary."""
     caplog.set_level(logging.INFO, "rmbench_client")
     with FakeVllm("reward", "fake-reward", delay=0.03).start() as a, FakeVllm("reward", "fake-reward").start() as b:
         listed.now = [a.url]
+        listed.where = {a.url: {"replica": "reward#a", "node": "n1"}, b.url: {"replica": "reward#b", "node": "n2"}}
         with when(lambda: scored(a) >= 20, lambda: setattr(listed, "now", [a.url, b.url])):
             assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 0, caplog.text[-2000:]
         assert b.units - b.probed > 10, (b.units, b.probed)  # prompts, beyond its identity checks
@@ -268,6 +274,17 @@ def test_a_replica_registered_mid_run_gets_work_though_none_is_missing(listed, d
     assert f"reward endpoint {b.url} is listed: it joins once it passes the identity check" in caplog.text
     lines = samples(tmp_path / "run")
     assert len({line["id"] for line in lines}) == len(lines) == PROMPTS
+    answerers = {json.dumps(x, sort_keys=True) for line in sample_lines(tmp_path / "run", keep_answerers=True)
+                 for x in line["answered_by"]}  # fmt: skip
+    assert {json.loads(x)["url"] for x in answerers} == {a.url, b.url}
+    for fake, where in ((a, listed.where[a.url]), (b, listed.where[b.url])):
+        want = {"role": "reward", "url": fake.url, "release": "0.32.0"} | where
+        assert json.dumps(want, sort_keys=True) in answerers, answerers
+    in_summary = json.loads((tmp_path / "run" / C.SUMMARY_FILE).read_text())["answered_by"]
+    assert {(x["url"], x["replica"], x["node"]) for x in in_summary} == {
+        (a.url, "reward#a", "n1"),
+        (b.url, "reward#b", "n2"),
+    }
 
 
 def test_a_replica_removed_mid_run_drains(listed, data, tmp_path, caplog):
