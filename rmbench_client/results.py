@@ -173,7 +173,7 @@ def failure_records(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def failures_by_endpoint(records: list[dict[str, Any]]) -> dict[str, int]:
-    """How many failed prompts each endpoint failed last (`""`: a failure no request was sent for), most first."""
+    """How many failed prompts each endpoint failed last (`""`: failures that name no endpoint), most first."""
     counts: dict[str, int] = {}
     for rec in records:
         counts[str(rec.get("endpoint") or "")] = counts.get(str(rec.get("endpoint") or ""), 0) + 1

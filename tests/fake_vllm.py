@@ -66,9 +66,11 @@ class FakeVllm:
         invert: bool = False,
         version: str = "0.32.0",
         reuse_port: bool = False,
+        max_model_len: int = 4096,
     ) -> None:
         self.kind, self.model, self.root, self.shift, self.delay = kind, model, root or f"/models/{model}", shift, delay
         self.invert, self.version, self.reuse_port = invert, version, reuse_port
+        self.max_model_len = max_model_len
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.paths: list[str] = []  # every request's path, in order
@@ -138,11 +140,11 @@ class FakeVllm:
         if path == "/version":
             return 200, {"version": self.version}
         if path == "/v1/models":
-            card = {"id": self.model, "object": "model", "root": self.root, "max_model_len": 4096}
+            card = {"id": self.model, "object": "model", "root": self.root, "max_model_len": self.max_model_len}
             return 200, {"object": "list", "data": [card]}
         if path == "/tokenize":
             ids = tokens(render(req["messages"], req["add_generation_prompt"]) if "messages" in req else req["prompt"])
-            return 200, {"count": len(ids), "max_model_len": 4096, "tokens": ids}
+            return 200, {"count": len(ids), "max_model_len": self.max_model_len, "tokens": ids}
         if self.delay:
             time.sleep(self.delay)
         self.scored[path] += 1

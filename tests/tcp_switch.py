@@ -64,6 +64,10 @@ class TcpSwitch:
             await self._stop.wait()
             for writer in list(self._pipes):
                 writer.transport.abort()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:  # the pipes' handlers: ended here, not left pending when the loop closes
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1

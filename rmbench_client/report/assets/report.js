@@ -144,7 +144,7 @@ function renderSummary() {
 function failedByEndpoint(counts) {
   const rows = Object.entries(counts);
   if (!rows.length) return '';
-  const row = ([url, n]) => `<tr><td>${esc(url || '(no request sent)')}</td><td>${esc(n)}</td></tr>`;
+  const row = ([url, n]) => `<tr><td>${esc(url || '(no endpoint named)')}</td><td>${esc(n)}</td></tr>`;
   return `<table id="failed-by-endpoint"><tr><th>failed at endpoint</th><th>prompts</th></tr>`
     + `${rows.map(row).join('')}</table>`;
 }
