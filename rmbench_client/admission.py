@@ -1,12 +1,14 @@
 """Admission: the check every endpoint of a role passes before it gets work — at start, when it comes back after
-being taken out, and when the role's source newly lists it.
+being taken out, when the role's source newly lists it, and (without the route) on every new connection to it.
 
-An endpoint is admitted when it serves the role's model: the served identity (`model_identity.served_identity`:
-the name, vLLM's root path and max_model_len; the vLLM release may differ), the route the model kind needs (a
-vLLM reward model on the pooling runner, a DPO model on the generate runner), and, where the model kind takes a
-fingerprint (reward, DPO), its probe fingerprint on that very endpoint within `FINGERPRINT_TOLERANCE` of the
-role's. A ConfigError means the endpoint serves something else: it stays out, with a warning. Any other error
-means it is down: the pool probes it and tries again.
+An endpoint is admitted when it serves the role's model as the score store tells models apart
+(`model_identity.interchangeable`): the served identity (the name, vLLM's root path and max_model_len; for a model
+without a fingerprint — a judge, a critic — the vLLM release series too, which its store keys carry), the route the
+model kind needs (a vLLM reward model or native PRM on the pooling runner, a DPO model or a PRM read by log-probs on
+the generate runner), and, where the model kind takes a fingerprint (reward, DPO, PRM), its probe fingerprint on
+that very endpoint within `FINGERPRINT_TOLERANCE` of the role's. A ConfigError means the endpoint serves something
+else: it stays out, with a warning, and is checked again later. Any other error means it is down: the pool probes
+it and tries again. Each check returns the endpoint's served identity (its vLLM release: what answered).
 
 At start the endpoints that answer must agree with each other (there is no other reference), as the preflight
 always required; the first of them is the role's identity from then on.
@@ -22,26 +24,34 @@ from . import constants as C
 from .backends.base import Endpoint
 from .backends.vllm_features import served_routes
 from .errors import ConfigError, EndpointError, RetryableError
-from .model_identity import fingerprints_match, same_model, served_identity
+from .model_identity import fingerprints_match, interchangeable, served_identity
 from .retry import retry_delay
 
 Fingerprint = Callable[[Endpoint], Awaitable[list[float] | None]]
+Identity = dict[str, Any]  # what an endpoint reports it serves (model_identity.served_identity)
 
 
 class AdmissionCheck(Protocol):
     """What the endpoint pool asks before an endpoint gets work."""
 
-    async def start(self, endpoints: list[Endpoint]) -> list[Exception | None]:
-        """Per endpoint: None (admitted), a ConfigError (it serves something else) or why it is down. Raises
-        EndpointError or ConfigError when none can be admitted."""
+    async def start(self, endpoints: list[Endpoint]) -> list[Identity | Exception]:
+        """Per endpoint: its served identity (admitted), a ConfigError (it serves something else) or why it is down.
+        Raises EndpointError or ConfigError when none can be admitted."""
         ...
 
-    async def __call__(self, ep: Endpoint) -> None:
-        """Return when `ep` may get work; ConfigError when it serves something else, another error when down."""
+    async def __call__(self, ep: Endpoint) -> Identity:
+        """`ep`'s served identity when it may get work; ConfigError when it serves something else, another error
+        when down."""
+        ...
+
+    async def recheck(self, ep: Endpoint) -> Identity:
+        """The same for an endpoint at work whose server may have changed (a new connection to it), without the
+        route (its fingerprint shows the route works)."""
         ...
 
 
-# per model kind, the route a vLLM endpoint must list (vLLM 0.32 lists only its runner's), and the fix
+# per model kind (the config's type; a PRM's with its method), the route a vLLM endpoint must list (vLLM 0.32
+# lists only its runner's), and the fix
 ROUTES = {
     "reward": (
         "/pooling",
@@ -53,12 +63,28 @@ ROUTES = {
         "vLLM serves this model with its pooling runner, which gives no log-probs; serve the DPO {role} with "
         "--runner generate",
     ),
+    "prm-pooling": (
+        "/pooling",
+        "vLLM serves this model with its generate runner; a PRM needs its pooling runner (Qwen2ForProcessRewardModel)",
+    ),
+    "prm-logprobs": (
+        "/v1/completions",
+        "vLLM serves this model with its pooling runner, which gives no log-probs; serve the PRM read by log-probs "
+        "with --runner generate",
+    ),
 }
+UNFINGERPRINTED = ("judge", "prm-critic")  # model kinds whose store keys carry the served identity, not a fingerprint
 
 
-def describe(identity: dict[str, Any]) -> str:
-    """An identity in a warning: what the endpoint serves."""
-    return ", ".join(f"{k} {v!r}" for k, v in identity.items() if k != "version" and v is not None)
+def kind_of(model_type: str, prm_method: str) -> str:
+    """The admission kind of a config's model type (a PRM's names its method)."""
+    return f"prm-{prm_method}" if model_type == "prm" else model_type
+
+
+def describe(identity: dict[str, Any], release: bool = False) -> str:
+    """An identity in a warning: what the endpoint serves (with its vLLM release where that tells models apart)."""
+    shown = {k: v for k, v in identity.items() if (release or k != "version") and v is not None}
+    return ", ".join(f"{'vLLM' if k == 'version' else k} {v!r}" for k, v in shown.items())
 
 
 class Admission:
@@ -68,12 +94,13 @@ class Admission:
         self.role = role
         self.backend = backend
         self._route = ROUTES.get(kind or "") if backend == "vllm" else None
+        self.by_fingerprint = kind not in UNFINGERPRINTED  # else the release series tells models apart
         self.identity: dict[str, Any] | None = None  # the role's, settled at start
         self._fingerprint: Fingerprint | None = None
         self._expected: list[float] | None = None
         self._ready = asyncio.Event()  # late joiners wait until the role's fingerprint is known
 
-    async def start(self, endpoints: list[Endpoint]) -> list[Exception | None]:
+    async def start(self, endpoints: list[Endpoint]) -> list[Identity | Exception]:
         found = await asyncio.gather(*(self._first(ep) for ep in endpoints))
         answered = [(ep, f) for ep, f in zip(endpoints, found, strict=True) if isinstance(f, dict)]
         if not answered:
@@ -82,13 +109,19 @@ class Admission:
                 raise ConfigError("; ".join(rejected))
             raise EndpointError(f"no {self.role} endpoint is reachable: {'; '.join(str(f) for f in found)}")
         first_ep, first = answered[0]
-        for ep, other in answered[1:]:  # servers of one model on different vLLM releases are the same model
-            if not same_model(other, first):
-                raise ConfigError(
-                    f"the {self.role} endpoints serve different models: {first_ep.url} {first}, {ep.url} {other}"
-                )
+        for ep, other in answered[1:]:
+            if not interchangeable(other, first, self.by_fingerprint):
+                raise ConfigError(f"the {self.role} endpoints serve different models: {first_ep.url} {first}, "
+                                  f"{ep.url} {other}{self._series_note(first, other)}")  # fmt: skip
         self.identity = first
-        return [None if isinstance(f, dict) else f for f in found]
+        return found
+
+    def _series_note(self, ours: Identity, other: Identity) -> str:
+        """Why two identities that differ only in their vLLM release are two models here."""
+        if self.by_fingerprint or {**other, "version": None} != {**ours, "version": None}:
+            return ""
+        return (f" (the {self.role}'s answers are stored per vLLM release series, as a minor release may change how "
+                "a model generates: serve one series, or score each apart)")  # fmt: skip
 
     async def _first(self, ep: Endpoint) -> dict[str, Any] | Exception:
         """`ep`'s identity after its route check, an overloaded server asked again; else what is wrong."""
@@ -140,13 +173,29 @@ class Admission:
             f"checkpoint): {_short(found)} where the role's is {_short(self._expected)}"
         )
 
-    async def __call__(self, ep: Endpoint) -> None:
+    async def __call__(self, ep: Endpoint) -> Identity:
         await self._ready.wait()
+        identity = await self._served(ep)
+        await self._check_route(ep)
+        await self._same_fingerprint(ep)
+        return identity
+
+    async def recheck(self, ep: Endpoint) -> Identity:
+        identity = await self._served(ep)
+        await self._same_fingerprint(ep)
+        return identity
+
+    async def _served(self, ep: Endpoint) -> Identity:
+        """`ep`'s served identity; ConfigError when it is not the role's model (as the store tells models apart)."""
         identity = await served_identity(ep, self.backend)
         assert self.identity is not None  # settled by start, before any endpoint can join
-        if not same_model(identity, self.identity):
-            raise ConfigError(f"endpoint {ep} serves {describe(identity)}, not the role's {describe(self.identity)}")
-        await self._check_route(ep)
+        if not interchangeable(identity, self.identity, self.by_fingerprint):
+            release, note = not self.by_fingerprint, self._series_note(self.identity, identity)
+            raise ConfigError(f"endpoint {ep} serves {describe(identity, release)}, not the role's "
+                              f"{describe(self.identity, release)}{note}")  # fmt: skip
+        return identity
+
+    async def _same_fingerprint(self, ep: Endpoint) -> None:
         if self._fingerprint is not None:
             problem = await self._compare(ep)
             if problem:

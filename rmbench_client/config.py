@@ -240,6 +240,8 @@ class ClientOptions(Strict, frozen=True, kw_only=True):
     request_timeout: Positive = C.REQUEST_TIMEOUT_S  # one whole request, its answer read: a trickle ends too
     max_retries: Annotated[int, Meta(ge=0)] = C.MAX_RETRIES
     all_down_patience: Annotated[float, Meta(ge=0)] = C.ALL_DOWN_PATIENCE_S
+    rejected_grace: Annotated[float, Meta(ge=0)] = C.REJECTED_GRACE_S  # every endpoint serving another model
+    endpoint_refresh: Positive = C.ENDPOINT_SOURCE_REFRESH_S  # how often a role's endpoint source is read again
     workers: AtLeastOne = C.WORKERS  # scoring processes sharing the run (workers.py)
 
 

@@ -46,7 +46,8 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 ENDPOINT_FAILURES_TO_EJECT = 3  # consecutive failures before an endpoint is taken out
 ENDPOINT_FIRST_PROBE_S = 0.1  # probes start soon (a blip) and back off to the interval (a restart)
 ENDPOINT_PROBE_INTERVAL_S = 2.0
-# a pool short of endpoints (one taken out or gone, or none at work) re-reads its source at most this often
+# a pool re-reads its endpoint source this often for the whole run (client.endpoint_refresh): a replica registered
+# mid-run joins after its identity check, one no longer listed drains
 ENDPOINT_SOURCE_REFRESH_S = 5.0
 ENDPOINT_SOURCE_TIMEOUT_S = 30.0  # a read of a role's endpoint list (a cluster registry) that takes longer failed
 PROBE_PATHS = ("/health", "/v1/models")  # an ejected endpoint answers 200 on one again; hosted APIs lack /health
@@ -55,6 +56,9 @@ PROBE_PATHS = ("/health", "/v1/models")  # an ejected endpoint answers 200 on on
 FINGERPRINT_TOLERANCE = 1e-3
 PREFLIGHT_ATTEMPTS = 3  # tries of GET /v1/models per endpoint before a run starts
 ALL_DOWN_PATIENCE_S = 300.0  # how long a role may have no healthy endpoint before the run gives up
+# how long a role whose every listed endpoint serves another model waits for the right server before the run ends
+# (client.rejected_grace): a rejection is no outage, so no patience of minutes; long enough for a swap back
+REJECTED_GRACE_S = 15.0
 API_KEY_ENV = "RMBENCH_API_KEY"
 JUDGE_MAX_TOKENS = 1024
 JUDGE_REASONING_BUDGET = None  # thinking tokens a judge may spend (vLLM's thinking_token_budget); None: not sent

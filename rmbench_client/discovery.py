@@ -1,9 +1,11 @@
 """Where a role's endpoints come from: an `EndpointSource` lists the role's live base URLs now.
 
-The endpoint pool reads its source at start, and again (at most every `ENDPOINT_SOURCE_REFRESH_S`) while it is
-short of endpoints: one was taken out or dropped, or every one is down. URLs the source newly lists are admitted
-(the identity check of admission.py) before they get work; URLs it no longer lists leave the pool once their
-calls in flight end. The config's list is the static source; a cluster's registry is another (`source_for`).
+The endpoint pool reads its source at start, and again every `client.endpoint_refresh` seconds for the whole run
+(pool_membership.py). URLs the source newly lists are admitted (the identity check of admission.py) before they get
+work; URLs it no longer lists leave the pool once their calls in flight end. A read that raises leaves the pool as
+it is: a source whose answer is incomplete (a truncated registry listing) must raise rather than list fewer. The
+config's list is the static source; a cluster's registry is another (`source_for`). A source may also say where a
+URL's server runs (`Described.about`: a Ray replica's actor name and node id), which every answer then records.
 """
 
 from __future__ import annotations
@@ -17,6 +19,13 @@ class EndpointSource(Protocol):
     """The live base URLs of one role (without a trailing slash); may raise while the registry is unreachable."""
 
     async def urls(self) -> list[str]: ...
+
+
+class Described(Protocol):
+    """A source that also says where a URL's server runs, as of its last read: `{"replica": ..., "node": ...}`
+    (either may be missing), recorded with every answer from that URL (provenance.py)."""
+
+    def about(self, url: str) -> dict[str, str]: ...
 
 
 class StaticSource:

@@ -1,18 +1,22 @@
 """Sending requests to the endpoints of one role: least-outstanding choice, per-endpoint concurrency and the rate
-limit per HTTP request, retries with backoff, ejection of failing endpoints and probes that bring them back.
+limit per HTTP request, retries with backoff, ejection of failing endpoints and probes that bring them back, the
+identity check of every connection, and which endpoint answered.
 
 Each `call` is one HTTP request. A retryable failure is retried (on whichever endpoint is then best) up to
 `max_retries` times. An endpoint with several failures in a row is taken out and probed (`GET /health`, or
-`GET /v1/models` where there is no `/health`) until it answers; a 429 is load, not ill health, and never takes an
-endpoint out. While every endpoint of a role is out, calls wait; when that lasts `all_down_patience` seconds,
-every waiting and every later call fails with one EndpointError naming the role and its URLs, so the run ends.
+`GET /v1/models` where there is no `/health`) until it answers and passes admission again; a 429 is load, not ill
+health, and never takes an endpoint out.
 
-Membership: a pool built with a `source` (discovery.py) and an `admission` check (admission.py) reads the source
-at `start` and admits what answers; an endpoint down at start is probed until it answers and passes admission, and
-one that serves another model stays out with a warning. An ejected endpoint that answers its probe again passes
-admission again before it gets work. While the pool is short of endpoints (one taken out, dropped or not admitted
-yet, or none left) it re-reads its source every `refresh_interval` seconds: new URLs are admitted first, URLs no
-longer listed leave the pool (their calls in flight end as they would). The call path is the same as without.
+A server restarted or swapped behind an endpoint's URL is reached through a new connection: once the role's
+identity is settled, every connection passes `check_connection` (admission's recheck over that very connection,
+backends/connection_check.py) before it carries a request. An endpoint found serving another model is taken out at
+once (EndpointChanged: its request goes elsewhere, nothing it said is used), `changes` says so, and it is checked
+again on the probe schedule until the right server is back.
+
+While no endpoint of a role is at work, calls wait. When every listed endpoint serves another model, the run ends
+after `rejected_grace` seconds unless the right server returns; otherwise (one is down, or none is listed) after
+`all_down_patience` seconds; every waiting and every later call then fails with one EndpointError naming each URL
+and why it is out, so the run ends. Membership (the source, admission, joining and leaving) is pool_membership.py.
 
 Waiting is done on plain futures that the pool resolves (no asyncio.Condition, no wait_for): a cancelled caller
 holds no lock and leaves nothing behind, so Ctrl-C and an outage both end promptly.
@@ -29,14 +33,18 @@ from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
+import msgspec
 
 from . import constants as C
+from . import provenance
 from .backends.base import Endpoint
-from .errors import ConfigError, EndpointError, RetryableError, RmbError
+from .errors import ConfigError, EndpointChanged, EndpointError, RetryableError, RmbError
+from .pool_membership import Membership
+from .provenance import Answerer
 from .retry import retry_delay
 
 if TYPE_CHECKING:
-    from .admission import AdmissionCheck
+    from .admission import AdmissionCheck, Identity
     from .discovery import EndpointSource
 
 log = logging.getLogger(__name__)
@@ -49,14 +57,16 @@ def _resolve(fut: asyncio.Future[None]) -> None:
 
 
 class _State:
-    """Book-keeping of one endpoint."""
+    """Book-keeping of one member endpoint."""
 
-    def __init__(self, endpoint: Endpoint, capacity: int) -> None:
+    def __init__(self, endpoint: Endpoint, capacity: int, answerer: Answerer) -> None:
         self.endpoint = endpoint
         self.capacity = capacity
+        self.answerer = answerer  # what its answers are attributed to
         self.inflight = 0
         self.failures = 0  # consecutive
         self.healthy = True
+        self.why = ""  # why it is out, while it is
         self.probe: asyncio.Task[None] | None = None
         self.probe_paths = list(C.PROBE_PATHS)
         self.sent = 0
@@ -80,33 +90,32 @@ class EndpointPool:
         make_endpoint: Callable[[str], Endpoint] | None = None,
         admission: AdmissionCheck | None = None,
         refresh_interval: float | None = None,
+        rejected_grace: float | None = None,
     ) -> None:
         """`endpoints` are members at once (no admission); with a `source`, `make_endpoint` (a URL to an Endpoint
         with the role's client, headers and transport) and `admission`, `start` fills the pool."""
         self.role = role
         self._capacity = concurrency
-        self._states = [_State(ep, concurrency) for ep in endpoints or []]
-        self._source = source
-        self._make = make_endpoint
+        self._states = [_State(ep, concurrency, Answerer(role=role, url=ep.url)) for ep in endpoints or []]
+        self._retired: list[_State] = []  # members the source no longer lists, or that serve another model now
         self._admission = admission
-        self._refresh_interval = C.ENDPOINT_SOURCE_REFRESH_S if refresh_interval is None else refresh_interval
-        self._pending: dict[str, asyncio.Task[None]] = {}  # listed, not admitted yet: tried until admitted
-        self._rejected: dict[str, str] = {}  # listed, serving something else: out while the source lists it
-        self._retired: list[_State] = []  # members the source no longer lists
-        self._refresher: asyncio.Task[None] | None = None
-        self._last_read = float("-inf")
-        self._peak = len(self._states)  # the most endpoints at work: fewer is short
-        self._closed = False
+        self.members: Membership | None = None
+        if source is not None:
+            assert make_endpoint is not None and admission is not None
+            refresh = C.ENDPOINT_SOURCE_REFRESH_S if refresh_interval is None else refresh_interval
+            self.members = Membership(self, source, make_endpoint, admission, refresh, probe_interval)
         self._max_retries = max_retries
         self._patience = all_down_patience
+        self._grace = C.REJECTED_GRACE_S if rejected_grace is None else rejected_grace
         self._throttle = throttle
         self._eject_after = eject_after
         self._probe_interval = probe_interval
         self._waiters: deque[asyncio.Future[None]] = deque()  # callers waiting for a free, healthy endpoint
         self._sleepers: set[asyncio.Future[None]] = set()  # callers in retry backoff
-        self._outage: asyncio.TimerHandle | None = None
-        self._down: EndpointError | None = None  # set once an outage outlasted the patience
+        self._outage: tuple[str, asyncio.TimerHandle] | None = None  # why no endpoint is at work, and its clock
+        self._down: EndpointError | None = None  # set once an outage outlasted its patience
         self.retries = 0
+        self.changes: list[str] = []  # endpoints whose server changed during the run, in words
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -128,9 +137,14 @@ class EndpointPool:
                 async with self._throttle or nullcontext():
                     state.sent += 1
                     result = await fn(state.endpoint)
+            except EndpointChanged as exc:  # its new connection reached another model: nothing it said is used
+                self._release(state, failed=False)
+                self._changed(state, exc)
+                continue
             except RetryableError as exc:
                 self._release(state, failed=not exc.overloaded, error=exc)
                 if attempt >= self._max_retries:
+                    self._failed_at(state)
                     raise
                 delay = retry_delay(attempt, exc.retry_after)
                 log.debug("retry %d/%d in %.2fs after %s", attempt + 1, self._max_retries, delay, exc)
@@ -140,9 +154,17 @@ class EndpointPool:
                 continue
             except BaseException:
                 self._release(state, failed=False)  # not the endpoint's fault (sample error, cancellation)
+                self._failed_at(state)
                 raise
             self._release(state, failed=False)
+            if (answers := provenance.current()) is not None:
+                answers.by.add(state.answerer)
             return result
+
+    @staticmethod
+    def _failed_at(state: _State) -> None:
+        if (answers := provenance.current()) is not None:
+            answers.failed = state.answerer
 
     async def _acquire(self) -> _State:
         while True:
@@ -192,59 +214,144 @@ class EndpointPool:
             state.failures = 0
         else:
             state.failures += 1
-            if state.healthy and state.failures >= self._eject_after:
+            if state.healthy and state.failures >= self._eject_after and state in self._states:
                 self._eject(state, f"after {state.failures} failures (the last: {error})")
         self._wake(1)
 
     def _eject(self, state: _State, why: str = "") -> None:
         state.healthy = False
-        why = why or f"after {state.failures} failures"
-        log.warning("%s endpoint %s taken out %s", self.role, state.endpoint, why)
+        state.why = why or f"after {state.failures} failures"
+        log.warning("%s endpoint %s taken out %s", self.role, state.endpoint, state.why)
         state.probe = asyncio.get_running_loop().create_task(self._probe(state))
-        self._short_now()
+        self.reassess()
 
-    def _short_now(self) -> None:
-        """The pool lost an endpoint: re-read the source while short; with none at work, the outage clock runs."""
-        self._watch()
-        if not any(s.healthy for s in self._states) and self._outage is None:
-            log.warning("every %s endpoint is down; waiting up to %.0fs", self.role, self._patience)
-            self._outage = asyncio.get_running_loop().call_later(self._patience, self._give_up)
+    def _changed(self, state: _State, exc: EndpointChanged) -> None:
+        """A member whose server changed leaves the pool at once; its URL is checked again until the right server
+        is back (pool_membership.py), or stays out of the pool without a source."""
+        if state not in self._states:
+            return  # another of its connections found it first
+        said = f"{self.role} endpoint {state.endpoint} changed during the run: {exc}"
+        log.warning("%s; taken out, nothing it answered since is used", said)
+        self.changes.append(said)
+        self.leave(state.endpoint.url)
+        if self.members is not None:
+            self.members.reject(state.endpoint, exc)
 
-    def _give_up(self) -> None:
-        urls = ", ".join([s.endpoint.url for s in self._states] + list(self._pending)) or "none listed"
-        self._down = EndpointError(f"every {self.role} endpoint stayed down for {self._patience:.0f}s: {urls}")
+    # --- the identity check of every new connection ------------------------------------------------------------
+
+    async def check_connection(self, url: str) -> bool:
+        """The role's ConnectionCheck: admission's recheck of the member at work whose URL `url` is under, over the
+        new connection (False for other URLs: what is not at work is admitted before it gets work)."""
+        state = next((s for s in self._states if s.healthy and _under(url, s.endpoint.url)), None)
+        if state is None or self._admission is None:
+            return False
+        try:
+            identity = await self._admission.recheck(state.endpoint)
+        except ConfigError as exc:
+            raise EndpointChanged(state.endpoint.url, str(exc)) from None
+        except RetryableError:
+            raise
+        except RmbError as exc:  # a fingerprint answered wrongly, a path gone: this server cannot be vouched for
+            raise RetryableError(f"{state.endpoint}: its identity check failed: {exc}") from None
+        self._note(state, identity)
+        return True
+
+    def _note(self, state: _State, identity: Identity | None) -> None:
+        """Attribute the member's answers to the release it reports now."""
+        release = (identity or {}).get("version")
+        if release is not None and release != state.answerer.release:
+            if state.answerer.release is not None:
+                log.info("%s endpoint %s now runs vLLM %s (was %s)", self.role, state.endpoint, release,
+                         state.answerer.release)  # fmt: skip
+            state.answerer = msgspec.structs.replace(state.answerer, release=release)
+
+    async def recheck(self) -> list[str]:
+        """Every member at work checked once more (the end of scoring): what changed, in words (its answers in this
+        run are the caller's to keep apart). A member that cannot be asked now is not judged."""
+        if self._admission is None:
+            return []
+        at_work = [s for s in self._states if s.healthy]
+        found = await asyncio.gather(*(self._admission.recheck(s.endpoint) for s in at_work), return_exceptions=True)
+        changed = []
+        for state, result in zip(at_work, found, strict=True):
+            if isinstance(result, ConfigError):
+                said = f"{self.role} endpoint {state.endpoint} serves another model at the end of scoring: {result}"
+                log.warning("%s", said)
+                self.changes.append(said)
+                changed.append(state.endpoint.url)
+            elif isinstance(result, asyncio.CancelledError):
+                raise result
+            elif not isinstance(result, BaseException):
+                self._note(state, result)
+        return changed
+
+    # --- membership: what pool_membership.Membership calls ------------------------------------------------------
+
+    def join(self, ep: Endpoint, identity: Identity | None, about: dict[str, str] | None = None) -> None:
+        """`ep` passed admission: it gets work."""
+        answerer = Answerer(role=self.role, url=ep.url, **(about or {}))
+        state = _State(ep, self._capacity, answerer)
+        self._note(state, identity)
+        self._states = [*self._states, state]
+        self.reassess()
         self._wake()
-        for fut in list(self._sleepers):
-            if not fut.done():
-                fut.set_result(None)
+
+    def leave(self, url: str) -> None:
+        """The member at `url` leaves the pool; its calls in flight end as they would (a request that fails goes to
+        another endpoint), and nothing more is sent to it."""
+        for state in [s for s in self._states if s.endpoint.url == url]:
+            self._states = [s for s in self._states if s is not state]
+            state.healthy = False
+            if state.probe is not None and state.probe is not asyncio.current_task():
+                state.probe.cancel()
+            self._retired.append(state)
+        self.reassess()
+
+    def take_out(self, ep: Endpoint, why: str) -> None:
+        """Take `ep` out until it answers and passes admission again."""
+        for state in self._states:
+            if state.endpoint.url == ep.url and state.healthy:
+                self._eject(state, f"({why})")
+
+    async def start(self) -> None:
+        """Read the source and admit the endpoints that pass (admission.py); the others are tried until they do.
+        EndpointError or ConfigError when none can be admitted."""
+        assert self.members is not None
+        await self.members.start()
+        self.reassess()
+
+    # --- probes and outages -------------------------------------------------------------------------------------
 
     async def _probe(self, state: _State) -> None:
         """Poll, soon at first and then less often, until the endpoint answers 200 and passes admission; put it
-        back (or, serving another model now, drop it)."""
+        back (or, serving another model now, hand its URL to membership, which checks it again later)."""
         ep = state.endpoint
         interval = min(C.ENDPOINT_FIRST_PROBE_S, self._probe_interval)
+        identity: Identity | None = None
         while True:
             await asyncio.sleep(interval)
             interval = min(interval * 2, self._probe_interval)
             if await self._answers(state):
-                problem = await self._admit(ep)
-                if problem is None:
+                try:
+                    identity = await self._admission(ep) if self._admission is not None else None
                     break
-                if isinstance(problem, ConfigError):
-                    self._drop(state)
-                    self._reject(ep.url, problem)
+                except asyncio.CancelledError:
+                    raise
+                except ConfigError as exc:
+                    state.why = str(exc)
+                    self.leave(ep.url)
+                    if self.members is not None:
+                        self.members.reject(ep, exc)
                     return
+                except Exception as exc:  # down for now: asked again
+                    state.why = str(exc)
+                    log.debug("%s endpoint %s not admitted yet: %s", self.role, ep, exc)
+        self._note(state, identity)
         state.healthy = True
         state.failures = 0
+        state.why = ""
         log.info("%s endpoint %s is back", self.role, ep)
-        self._back()
-
-    def _back(self) -> None:
-        """An endpoint is at work again: the outage (if any) is over; every waiter looks again."""
-        self._peak = max(self._peak, sum(s.healthy for s in self._states))
-        if self._outage is not None:
-            self._outage.cancel()
-            self._outage = None
+        self.reassess()
         self._wake()
 
     async def _answers(self, state: _State) -> bool:
@@ -253,146 +360,77 @@ class EndpointPool:
         try:
             response = await ep.client.get(ep.url + state.probe_paths[0], headers=ep.headers)
             await response.aclose()
-        except httpx.HTTPError:
+        except httpx.HTTPError as exc:
+            state.why = f"{type(exc).__name__}: {exc}"
             return False
         if response.status_code == 404 and len(state.probe_paths) > 1:
             state.probe_paths.pop(0)
             return await self._answers(state)
+        if response.status_code != 200:
+            state.why = f"{state.probe_paths[0]} answered {response.status_code}"
         return response.status_code == 200
 
-    # --- membership: admission at start and on joining, the source re-read while short ----------------------------
-
-    async def start(self) -> None:
-        """Read the source and admit the endpoints that pass (admission.py); the ones down are tried until they
-        do. EndpointError or ConfigError when none can be admitted."""
-        assert self._make is not None and self._admission is not None
-        try:
-            urls = await self._read()
-        except RmbError:
-            raise
-        except Exception as exc:  # a registry's own error, or no answer in time: one line, no traceback
-            raise EndpointError(f"cannot read the {self.role} endpoints: {type(exc).__name__}: {exc}") from None
-        listed = [self._make(url) for url in urls]
-        if not listed:
-            raise EndpointError(f"no {self.role} endpoint is listed")
-        for ep, problem in zip(listed, await self._admission.start(listed), strict=True):
-            if problem is None:
-                self._states.append(_State(ep, self._capacity))
-            elif isinstance(problem, ConfigError):
-                self._reject(ep.url, problem)
-            else:
-                log.warning("%s endpoint %s not reachable yet (%s); it joins when it answers and passes the "
-                            "identity check", self.role, ep, problem)  # fmt: skip
-                self._pend(ep)
-        self._peak = len(self._states)
-        self._watch()
-
-    def take_out(self, ep: Endpoint, why: str) -> None:
-        """Take `ep` out until it answers and passes admission again."""
-        for state in self._states:
-            if state.endpoint.url == ep.url and state.healthy:
-                self._eject(state, f"({why})")
-
-    def _pend(self, ep: Endpoint) -> None:
-        self._pending[ep.url] = asyncio.get_running_loop().create_task(self._join(ep))
-
-    async def _join(self, ep: Endpoint) -> None:
-        """Try admission, soon at first and then less often, until `ep` passes (it joins) or is rejected."""
-        interval = min(C.ENDPOINT_FIRST_PROBE_S, self._probe_interval)
-        while (problem := await self._admit(ep)) is not None and not isinstance(problem, ConfigError):
-            log.debug("%s endpoint %s not admitted yet: %s", self.role, ep, problem)
-            await asyncio.sleep(interval)
-            interval = min(interval * 2, self._probe_interval)
-        del self._pending[ep.url]
-        if problem is not None:
-            self._reject(ep.url, problem)
+    def reassess(self) -> None:
+        """Start, switch or stop the clock of a role with no endpoint at work: `rejected_grace` while every listed
+        endpoint serves another model, `all_down_patience` otherwise."""
+        if any(s.healthy for s in self._states) or self._down is not None:
+            if self._outage is not None:
+                self._outage[1].cancel()
+                self._outage = None
             return
-        self._states = [*self._states, _State(ep, self._capacity)]
-        log.info("%s endpoint %s joins (identity checked)", self.role, ep)
-        self._back()
+        out = self._outside()
+        mode = "rejected" if out and all(rejected for rejected, _ in out.values()) else "down"
+        if self._outage is not None:
+            if self._outage[0] == mode:
+                return
+            self._outage[1].cancel()
+        wait = self._grace if mode == "rejected" else self._patience
+        if mode == "rejected":
+            log.warning("every %s endpoint serves another model; waiting up to %.0fs for the right one", self.role,
+                        wait)  # fmt: skip
+        else:
+            log.warning("no %s endpoint is at work; waiting up to %.0fs", self.role, wait)
+        self._outage = (mode, asyncio.get_running_loop().call_later(wait, self._give_up))
 
-    async def _admit(self, ep: Endpoint) -> Exception | None:
-        """None when `ep` passes admission (always, without an admission check); else why not."""
-        if self._admission is None:
-            return None
-        try:
-            await self._admission(ep)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a ConfigError: it serves something else; anything else: it is down for now
-            return exc
-        return None
+    def _outside(self) -> dict[str, tuple[bool, str]]:
+        """Every listed endpoint not at work: (whether it serves another model, why it is out)."""
+        out = {s.endpoint.url: (False, s.why) for s in self._states if not s.healthy}
+        if self.members is not None:
+            out |= self.members.outside()
+        return out
 
-    def _reject(self, url: str, problem: Exception) -> None:
-        self._rejected[url] = str(problem)
-        log.warning("%s endpoint %s stays out of this run: %s", self.role, url, problem)
-
-    def _drop(self, state: _State) -> None:
-        """`state` leaves the pool; its calls in flight end as they would (a dropped state is never taken out)."""
-        self._states = [s for s in self._states if s is not state]
-        state.healthy = False
-        if state.probe is not None and state.probe is not asyncio.current_task():
-            state.probe.cancel()
-        self._retired.append(state)
-        self._short_now()
-
-    def _short(self) -> bool:
-        healthy = sum(s.healthy for s in self._states)
-        return healthy < max(self._peak, 1) or bool(self._pending)
-
-    def _watch(self) -> None:
-        """Re-read the source (at most every `refresh_interval`) for as long as the pool is short."""
-        if self._source is None or self._closed or not self._short():
-            return
-        if self._refresher is None or self._refresher.done():
-            self._refresher = asyncio.get_running_loop().create_task(self._refresh_while_short())
-
-    async def _refresh_while_short(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self._short():
-            await asyncio.sleep(max(0.0, self._last_read + self._refresh_interval - loop.time()))
-            await self._refresh()
-
-    async def _read(self) -> list[str]:
-        """The source's URLs now, each once; a source that does not answer in time raises TimeoutError."""
-        assert self._source is not None
-        self._last_read = asyncio.get_running_loop().time()
-        async with asyncio.timeout(C.ENDPOINT_SOURCE_TIMEOUT_S):
-            return list(dict.fromkeys(u.rstrip("/") for u in await self._source.urls()))
-
-    async def _refresh(self) -> None:
-        """Drop what the source no longer lists; admit what it newly lists."""
-        assert self._make is not None
-        try:
-            urls = await self._read()
-        except Exception as exc:  # a registry that cannot be read now is read again later; the pool stays as is
-            log.warning("%s: cannot read the endpoint list (%s); read again in %.0fs", self.role, exc,
-                        self._refresh_interval)  # fmt: skip
-            return
-        listed = set(urls)
-        for state in [s for s in self._states if s.endpoint.url not in listed]:
-            log.info("%s endpoint %s is no longer listed: it leaves the pool", self.role, state.endpoint)
-            self._drop(state)
-        for url in [u for u in self._pending if u not in listed]:
-            self._pending.pop(url).cancel()
-        for url in [u for u in self._rejected if u not in listed]:
-            del self._rejected[url]  # listed again later, it is checked again
-        known = {s.endpoint.url for s in self._states} | self._pending.keys() | self._rejected.keys()
-        for url in urls:
-            if url not in known:
-                try:
-                    ep = self._make(url)
-                except ConfigError as exc:  # not a URL the client can use: said once, while it is listed
-                    self._reject(url, exc)
-                    continue
-                log.info("%s endpoint %s is listed: it joins once it passes the identity check", self.role, url)
-                self._pend(ep)
+    def _give_up(self) -> None:
+        assert self._outage is not None
+        mode, _ = self._outage
+        out = self._outside()
+        if mode == "rejected":
+            listed = "; ".join(f"{url}: {why}" for url, (_, why) in out.items())
+            message = f"every {self.role} endpoint serves another model (for {self._grace:.0f}s): {listed}"
+        elif not out:
+            message = f"the {self.role} endpoint list stayed empty for {self._patience:.0f}s (its source lists none)"
+        elif not any(rejected for rejected, _ in out.values()):
+            message = f"every {self.role} endpoint stayed down for {self._patience:.0f}s: {', '.join(out)}"
+        else:
+            listed = "; ".join(f"{url} {'serves another model' if rejected else 'is down'} ({why})"
+                               for url, (rejected, why) in out.items())  # fmt: skip
+            message = f"no {self.role} endpoint could be used for {self._patience:.0f}s: {listed}"
+        self._down = EndpointError(message)
+        self._outage = None
+        self._wake()
+        for fut in list(self._sleepers):
+            if not fut.done():
+                fut.set_result(None)
 
     async def aclose(self) -> None:
-        self._closed = True
         if self._outage is not None:
-            self._outage.cancel()
-        tasks = [s.probe for s in self._states] + list(self._pending.values()) + [self._refresher]
-        for task in tasks:
-            if task is not None:
-                task.cancel()
+            self._outage[1].cancel()
+        if self.members is not None:
+            self.members.close()
+        for state in self._states:
+            if state.probe is not None:
+                state.probe.cancel()
+
+
+def _under(url: str, base: str) -> bool:
+    """Whether `url` is on the endpoint whose base URL is `base`."""
+    return url.startswith(base) and (len(url) == len(base) or url[len(base)] in "/?")

@@ -3,7 +3,8 @@
 RmbError                      anything this package raises on purpose
 ├── UserError                 a mistake the user can fix; the CLI prints one line and exits 2
 │   ├── DataError             a dataset or score file is unreadable or invalid (names file and record)
-│   └── ConfigError           a config file or flag is invalid
+│   ├── ConfigError           a config file or flag is invalid
+│   │   └── EndpointChanged   an endpoint's server now serves another model (found when a connection is checked)
 │   └── RunLockedError        another run holds the run directory
 ├── ServerError               a server could not be started or stopped
 ├── TrackerError              MLflow or W&B refused what a tracker logged (the run's files are written)
@@ -34,6 +35,16 @@ class DataError(UserError):
 
 class ConfigError(UserError):
     """Invalid configuration."""
+
+
+class EndpointChanged(ConfigError):
+    """The server behind a member endpoint's URL serves another model now (a restart, a rolling update): found by
+    the identity check of a new connection, before that connection carried any request; the endpoint is taken out
+    and its request goes elsewhere."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        super().__init__(problem)
+        self.url = url
 
 
 class RunLockedError(UserError):

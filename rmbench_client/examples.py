@@ -93,6 +93,7 @@ class PromptScores:
     the example's steps when the server cut the input at its length limit; `step_labels` are the example's, carried
     here for scoring.
     `details` holds what explains the numbers in reports (DPO log-prob sums, a judge's answers); never scored.
+    `answered_by` names the endpoints whose answers the scores are (provenance.py); never scored either.
     """
 
     id: str
@@ -104,3 +105,4 @@ class PromptScores:
     details: dict[str, Any] | None = field(default=None, compare=False)
     steps: tuple[float, ...] | None = None
     step_labels: tuple[int, ...] | None = None
+    answered_by: tuple[dict[str, Any], ...] = field(default=(), compare=False)

@@ -55,6 +55,14 @@ def judge_identity(served: dict[str, Any]) -> dict[str, Any]:
     return served | {"version": ".".join(map(str, parts[:2])) if parts else version}
 
 
+def interchangeable(a: dict[str, Any], b: dict[str, Any], fingerprinted: bool) -> bool:
+    """Whether two endpoints' served identities are one model for the score store, so that either may answer for
+    the role (admission's rule is the store's): a model with a fingerprint is told apart by it (its epoch), so any
+    vLLM release may serve it (`same_model`); one without (a judge, a critic) is told apart by `judge_identity`,
+    which keeps the release series."""
+    return same_model(a, b) if fingerprinted else judge_identity(a) == judge_identity(b)
+
+
 def fingerprints_match(a: list[float] | None, b: list[float] | None, tol: float = C.FINGERPRINT_TOLERANCE) -> bool:
     """Whether two probe fingerprints come from the same model (|a - b| <= tol * max(1, |b|) everywhere)."""
     if a is None or b is None:

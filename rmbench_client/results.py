@@ -222,16 +222,24 @@ def scores_of(summary: RunSummary) -> Scores:
     )
 
 
-def _failures(run_dir: Path) -> dict[str, str]:
+def failure_records(run_dir: Path) -> list[dict[str, Any]]:
+    """The lines of a run directory's failures.jsonl (none when it has no such file)."""
     path = run_dir / C.FAILURES_FILE
     if not path.is_file():
-        return {}
-    out: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            rec = json.loads(line)
-            out[str(rec["id"])] = str(rec["reason"])
-    return out
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def failures_by_endpoint(records: list[dict[str, Any]]) -> dict[str, int]:
+    """How many failed prompts each endpoint failed last (`""`: failures that name no endpoint), most first."""
+    counts: dict[str, int] = {}
+    for rec in records:
+        counts[str(rec.get("endpoint") or "")] = counts.get(str(rec.get("endpoint") or ""), 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _failures(run_dir: Path) -> dict[str, str]:
+    return {str(rec["id"]): str(rec["reason"]) for rec in failure_records(run_dir)}
 
 
 def result_of(

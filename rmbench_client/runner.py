@@ -31,6 +31,7 @@ from .datasets import Dataset, load_dataset
 from .errors import ConfigError, RmbError
 from .examples import Example, PromptScores, response_lengths
 from .interrupts import Interrupted, RunSignals
+from .provenance import tally
 from .run_directory import RunDirectory
 from .score_store import OpenRun, ScoreStore
 from .scoring_loop import Outcome, Spread, sample_line, score_examples
@@ -48,11 +49,12 @@ class RunResult:
     aborted: str | None = None
     signal: signal.Signals | None = None
     examples: list[Example] = field(default_factory=list)  # the prompts of the run, as loaded (the report page's)
+    changes: list[str] = field(default_factory=list)  # endpoints whose server changed during the run
 
     @property
     def all_scored(self) -> bool:
-        """Every prompt of the run was scored (the exit code is 0 only then)."""
-        return not self.failures and self.aborted is None
+        """Every prompt of the run was scored, and no server changed under it (the exit code is 0 only then)."""
+        return not self.failures and self.aborted is None and not self.changes
 
 
 class RunFiles(OpenRun):
@@ -133,15 +135,21 @@ def run(
                 raise Interrupted(signals.signal)
             for warning in outcome.warnings:
                 log.warning("%s", warning)
-            facts = RunFacts(
-                cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity, outcome.aborted
-            )
+            facts = RunFacts(cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity,
+                             outcome.aborted, outcome.changes, outcome.failed_at)  # fmt: skip
             with few_blas_threads():  # the scoring's numpy work
                 summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
     if error is not None:
         raise error
     ended_by = outcome.signal or signals.signal  # the latter: one that came while the outputs were written
-    return RunResult(run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, ended_by, examples)
+    return RunResult(
+        run_dir.path, summary, outcome.failures, outcome.sent, outcome.aborted, ended_by, examples, outcome.changes
+    )
+
+
+def failure_record(rid: str, reason: str, endpoint: str | None) -> dict[str, str]:
+    """A line of failures.jsonl: the prompt, why, and the endpoint of its last failed request where one was."""
+    return {"id": rid, "reason": reason} | ({"endpoint": endpoint} if endpoint else {})
 
 
 def write_outputs(
@@ -156,13 +164,16 @@ def write_outputs(
     examples = {ex.id: ex for ex in facts.examples}
     scores = [by_id[ex.id] for ex in facts.examples if ex.id in by_id]
     run_dir.write_text(C.SAMPLES_FILE, (sample_line(bench, examples[s.id], s) for s in scores))
-    failures = "".join(json.dumps({"id": rid, "reason": r}) + "\n" for rid, r in facts.failures.items())
+    failures = "".join(json.dumps(failure_record(rid, r, facts.failed_at.get(rid))) + "\n"
+                       for rid, r in facts.failures.items())  # fmt: skip
     run_dir.write_text(C.FAILURES_FILE, failures)
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
     options = {"threshold": facts.cfg.prm.threshold} if bench.process else {}  # a process benchmark's only option
     numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options) if scores else None
     head = bench.summary_json(numbers) if numbers is not None else {"benchmark": bench.name}
     info = run_info(facts, len(scores))
+    if answered := tally(s.answered_by for s in scores):
+        info.answered_by = answered
     if facts.cfg.type == "judge":
         from .model_kinds.judge_answers import run_cost  # a judge run has the HTTP stack loaded already
 

@@ -7,6 +7,11 @@ Model epochs (table `models`) tell checkpoints apart that the server names alike
 epoch is its probe fingerprint (the served name, path and max_model_len are not part of a key: the same weights
 restarted with another max_model_len keep their scores); a unit of one role (DPO's policy or reference log-probs)
 is keyed by that role's identity alone, so another DPO mode reuses what the roles it shares have stored.
+
+Each row also records which endpoints answered it (`source`: a row of table `sources`, the answerers as a sample
+line lists them, provenance.py); a store written before that has no such column and is given it when opened for
+writing (its old rows: unknown). Answers found to come from a server that changed (`hold_apart`) move to table
+`held_apart`, with why: never read again as scores, kept to be looked at.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import IO, Any
 
 from .errors import ConfigError
 from .model_identity import fingerprints_match, judge_identity
+from .provenance import Record, encoded, named
 
 # The key format this code writes (table `meta`). Format 1 (no `meta` table) keyed on the served identity: its keys
 # are never found by this code, so such a store is refused rather than silently scored again beside itself.
@@ -71,6 +77,8 @@ class ScoreStore:
 
     def __init__(self, path: Path, read_only: bool = False) -> None:
         self._put_hashes: set[int] | None
+        self._sources: dict[str, int] = {}  # answerers' text -> id, as this process met them
+        self._records: dict[int, Record] = {}
         if read_only:  # a look at an existing store (`run --dry-run`, `status`): nothing is created or written
             self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
             self._put_hashes = None
@@ -81,7 +89,9 @@ class ScoreStore:
         self._db = sqlite3.connect(path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
-        self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, value TEXT NOT NULL, source INTEGER)"
+        )
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS models (epoch TEXT PRIMARY KEY, role TEXT, served TEXT, fingerprint TEXT)"
         )
@@ -94,6 +104,17 @@ class ScoreStore:
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('format', ?)", (STORE_FORMAT,))
         self._check_format(path)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Provenance: a `source` per row, the `sources` it names, the rows held apart (added to older stores)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(scores)")}
+        with self._db:
+            self._db.execute("BEGIN")
+            if "source" not in columns:
+                self._db.execute("ALTER TABLE scores ADD COLUMN source INTEGER")
+            self._db.execute("CREATE TABLE IF NOT EXISTS sources (id INTEGER PRIMARY KEY, answered TEXT UNIQUE)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS held_apart (key TEXT, value TEXT, source INTEGER, why TEXT)")
 
     def _check_format(self, path: Path) -> None:
         """ConfigError for a store whose keys this code would never find (written by an older rmbench-client)."""
@@ -111,25 +132,75 @@ class ScoreStore:
                 f"{STORE_FORMAT}): give this run another --out, or --fresh to score again in place"
             )
 
-    def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+    def get_many(self, keys: Iterable[str], sources: dict[str, int | None] | None = None) -> dict[str, Any]:
+        """The stored values of `keys` (those stored); with `sources`, each found key's source id goes there."""
         wanted = list(dict.fromkeys(keys))
         if self._put_hashes is not None:
             wanted = [k for k in wanted if hash(k) in self._put_hashes]
         out: dict[str, Any] = {}
+        query = "SELECT key, value, source FROM scores WHERE key IN ({})" if sources is not None else (
+            "SELECT key, value FROM scores WHERE key IN ({})")  # fmt: skip
         for i in range(0, len(wanted), 500):  # stay under SQLite's host-parameter limit
             chunk = wanted[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT key, value FROM scores WHERE key IN ({marks})", chunk)
-            out.update((k, json.loads(v)) for k, v in rows)
+            rows = self._db.execute(query.format(",".join("?" * len(chunk))), chunk)
+            if sources is None:
+                out.update((k, json.loads(v)) for k, v in rows)
+                continue
+            for k, v, source in rows:
+                out[k] = json.loads(v)
+                sources[k] = source
         return out
 
-    def put_many(self, items: dict[str, Any]) -> None:
-        rows = [(k, json.dumps(v, allow_nan=False)) for k, v in items.items()]  # a NaN is never stored
+    def put_many(self, items: dict[str, Any], answered: Record = ()) -> None:
+        """Store the values of one request (or prompt), with what answered them."""
+        source = self._source_id(answered) if answered else None
+        rows = [(k, json.dumps(v, allow_nan=False), source) for k, v in items.items()]  # a NaN is never stored
         with self._db:  # one transaction for one request's results
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO scores (key, value) VALUES (?, ?)", rows)
+            self._db.executemany("INSERT OR REPLACE INTO scores (key, value, source) VALUES (?, ?, ?)", rows)
         if self._put_hashes is not None:
             self._put_hashes.update(hash(k) for k in items)
+
+    def _source_id(self, answered: Record) -> int:
+        text = encoded(answered)
+        if (found := self._sources.get(text)) is None:
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.execute("INSERT OR IGNORE INTO sources (answered) VALUES (?)", (text,))
+                found = int(self._db.execute("SELECT id FROM sources WHERE answered = ?", (text,)).fetchone()[0])
+            self._sources[text] = found
+            self._records[found] = answered
+        return found
+
+    def records(self, ids: Iterable[int | None]) -> list[Record]:
+        """What answered each source id (none for a row stored before answers were attributed)."""
+        out = []
+        for source in ids:
+            if source is None:
+                continue
+            if source not in self._records:  # written by another process (a worker), or by an earlier run
+                row = self._db.execute("SELECT answered FROM sources WHERE id = ?", (source,)).fetchone()
+                self._records[source] = tuple(json.loads(row[0])) if row else ()
+            out.append(self._records[source])
+        return out
+
+    def mark(self) -> int:
+        """Where the rows written from now on begin (`hold_apart`'s `since`)."""
+        return int(self._db.execute("SELECT COALESCE(MAX(rowid), 0) FROM scores").fetchone()[0])
+
+    def hold_apart(self, url: str, since: int, why: str) -> int:
+        """Move the rows written after `since` that an endpoint at `url` answered to `held_apart`; how many."""
+        ids = [i for i, text in self._db.execute("SELECT id, answered FROM sources") if named(json.loads(text), url)]
+        if not ids:
+            return 0
+        marks = ",".join("?" * len(ids))
+        where = f"rowid > ? AND source IN ({marks})"
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute(f"INSERT INTO held_apart SELECT key, value, source, ? FROM scores WHERE {where}",
+                             (why, since, *ids))  # fmt: skip
+            moved = self._db.execute(f"DELETE FROM scores WHERE {where}", (since, *ids)).rowcount
+        return int(moved)
 
     def others_write(self) -> None:
         """Other processes write to this store from now on (a run's workers): every lookup reads SQLite."""

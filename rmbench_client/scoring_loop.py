@@ -1,7 +1,9 @@
 """The scoring of a run's prompts, shared by the one-process run (runner.py) and each worker process (workers.py):
 the start-up checks through the model kind, then the prompts not yet stored, `in_flight` at a time, in dataset
 order. A prompt's units go out together (prefix-cache friendly), results are committed to the store as they
-arrive, and a prompt's line is appended to `samples.jsonl` once all its units are scored.
+arrive with the endpoints that answered them (provenance.py), and a prompt's line is appended to `samples.jsonl`
+once all its units are scored. When the scoring is done, every endpoint at work is checked once more before the run
+may call itself complete; the answers of one that serves another model by then are held apart (score_store.py).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from . import constants as C
+from . import provenance
 from .benchmarks.spec import Benchmark
 from .config import RunConfig
 from .errors import ConfigError, EndpointError, RetryableError, SampleError
@@ -23,7 +26,11 @@ from .examples import Example, PromptScores
 from .interrupts import RunSignals
 from .model_kinds.base import ModelKind, Unit
 from .progress import ProgressBar
+from .provenance import Record
 from .score_store import OpenRun, ScoreStore, UnitKeys
+
+if TYPE_CHECKING:
+    from .endpoint_pool import EndpointPool
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +41,8 @@ class Outcome:
 
     scores: dict[str, PromptScores] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)  # example id -> reason
+    failed_at: dict[str, str] = field(default_factory=dict)  # example id -> the endpoint of its last failed request
+    changes: list[str] = field(default_factory=list)  # endpoints whose server changed during the run, in words
     sent: int = 0  # units sent to servers
     warnings: list[str] = field(default_factory=list)
     identity: dict[str, Any] = field(default_factory=dict)
@@ -41,24 +50,28 @@ class Outcome:
     signal: signal.Signals | None = None
 
 
-def prompt_scores(model: ModelKind, ex: Example, values: list[Any]) -> PromptScores:
+def prompt_scores(model: ModelKind, ex: Example, values: list[Any], answered_by: Record = ()) -> PromptScores:
     values = model.merge(values)
+    details = model.details(ex, values)
     if model.process:  # one raw value: the steps' scores (fewer than the steps when the input was cut)
         steps = tuple(float(v) for v in values[0])
-        details = model.details(ex, values)
-        return PromptScores(ex.id, ex.group, (), (), steps=steps, step_labels=ex.step_labels, details=details)
+        return PromptScores(ex.id, ex.group, (), (), steps=steps, step_labels=ex.step_labels, details=details,
+                            answered_by=answered_by)  # fmt: skip
     scores = tuple(model.reduce(v) for v in values)
-    details = model.details(ex, values)
     if model.pairwise:
-        return PromptScores(ex.id, ex.group, (), (), results=scores, pairs=ex.pairs, details=details)
+        return PromptScores(ex.id, ex.group, (), (), results=scores, pairs=ex.pairs, details=details,
+                            answered_by=answered_by)  # fmt: skip
     n = len(ex.chosen)
-    return PromptScores(ex.id, ex.group, scores[:n], scores[n:], pairs=ex.pairs, details=details)
+    return PromptScores(ex.id, ex.group, scores[:n], scores[n:], pairs=ex.pairs, details=details,
+                        answered_by=answered_by)  # fmt: skip
 
 
 def sample_line(bench: Benchmark[Any], ex: Example, scores: PromptScores) -> str:
     line = bench.sample_line(ex, scores)
     if scores.details is not None:
         line["details"] = scores.details
+    if scores.answered_by:  # which endpoints answered (a baseline's lines have none)
+        line["answered_by"] = scores.answered_by
     return orjson.dumps(line).decode() + "\n"  # several times faster than json.dumps; scores are never NaN
 
 
@@ -84,6 +97,8 @@ class Scoring:
         self.store = store
         self.samples = samples
         self.keys = UnitKeys(None)
+        self.since = store.mark()  # the rows this run writes come after
+        self.fresh: dict[str, Record] = {}  # prompt id -> what answered what this run sent for it
 
     def keyed(self, ex: Example) -> tuple[list[Unit], list[str]]:
         """The prompt's units (rendered once: templating is a large part of the client's work) and their keys."""
@@ -124,11 +139,13 @@ class Scoring:
                     keyed.append((ex, *self.keyed(ex)))
                 except ConfigError as exc:  # e.g. a chat template that refuses this conversation
                     outcome.failures[ex.id] = str(exc)
-            done = self.store.get_many(k for _, _, keys in keyed for k in keys)
+            sources: dict[str, int | None] = {}
+            done = self.store.get_many((k for _, _, keys in keyed for k in keys), sources)
             todo = []
             for ex, units, keys in keyed:
                 if all(k in done for k in keys):
-                    self._finish(ex, [done[k] for k in keys], outcome)
+                    answered = provenance.merged(self.store.records({sources[k] for k in keys}))
+                    self._finish(ex, [done[k] for k in keys], outcome, answered)
                     bar.advance()
                 else:
                     todo.append((ex, units, keys))
@@ -136,27 +153,55 @@ class Scoring:
             yield from todo
 
     async def _one(self, ex: Example, units: list[Unit], keys: list[str], outcome: Outcome) -> None:
-        stored = self.store.get_many(keys)  # a prompt sharing units with one scored earlier reuses them
+        sources: dict[str, int | None] = {}
+        stored = self.store.get_many(keys, sources)  # a prompt sharing units with one scored earlier reuses them
         first: dict[str, int] = {}
         for i, k in enumerate(keys):
             first.setdefault(k, i)  # a unit repeated within the prompt goes out once
         todo = [i for k, i in first.items() if k not in stored]
-        try:
-            fresh = await self.model.score(ex, [units[i] for i in todo])
-        except (SampleError, RetryableError) as exc:  # retryable: it outlived its retries
-            outcome.failures[ex.id] = str(exc)
-            log.info("prompt %s failed: %s", ex.id, exc)
-            return
+        with provenance.collect() as answers:
+            try:
+                fresh = await self.model.score(ex, [units[i] for i in todo])
+            except (SampleError, RetryableError) as exc:  # retryable: it outlived its retries
+                outcome.failures[ex.id] = str(exc)
+                if answers.failed is not None:
+                    outcome.failed_at[ex.id] = answers.failed.url
+                log.info("prompt %s failed: %s", ex.id, exc)
+                return
+        answered = provenance.record(frozenset(answers.by))
         new = {keys[i]: value for i, value in zip(todo, fresh, strict=True)}
-        self.store.put_many(new)
+        self.store.put_many(new, answered)
         outcome.sent += len(todo)
-        self._finish(ex, [new.get(k, stored.get(k)) for k in keys], outcome)
+        if answered:
+            self.fresh[ex.id] = answered
+        if stored:
+            answered = provenance.merged([answered, *self.store.records(set(sources.values()))])
+        self._finish(ex, [new.get(k, stored.get(k)) for k in keys], outcome, answered)
         self.samples.flush()
 
-    def _finish(self, ex: Example, values: list[Any], outcome: Outcome) -> None:
-        scores = prompt_scores(self.model, ex, values)
+    def _finish(self, ex: Example, values: list[Any], outcome: Outcome, answered: Record = ()) -> None:
+        scores = prompt_scores(self.model, ex, values, answered)
         outcome.scores[ex.id] = scores
         self.samples.write(sample_line(self.bench, ex, scores))
+
+    def hold_apart(self, url: str, outcome: Outcome) -> None:
+        """What an endpoint found serving another model at the end answered in this run: its rows held apart in the
+        store, its prompts failed (asked again by the next run)."""
+        why = f"answered by {url}, which served another model at the end of scoring: held apart, asked again"
+        moved = self.store.hold_apart(url, self.since, why)
+        for rid, answered in self.fresh.items():
+            if provenance.named(answered, url) and outcome.scores.pop(rid, None) is not None:
+                outcome.failures[rid] = why
+                outcome.failed_at[rid] = url
+        log.warning("%d answer(s) of %s held apart", moved, url)
+
+
+async def recheck(pools: dict[str, EndpointPool], scoring: Scoring, outcome: Outcome) -> None:
+    """Before a run may call itself complete: every endpoint at work checked once more; what one found serving
+    another model answered in this run is held apart."""
+    for pool in pools.values():
+        for url in await pool.recheck():
+            scoring.hold_apart(url, outcome)
 
 
 def _chunks(items: list[Example], size: int) -> Iterator[list[Example]]:
@@ -188,11 +233,12 @@ async def score_examples(
     start-up checks as in the scoring; the run directory is touched (`files.start`) only once the checks have
     passed with no signal. An outage stops the scoring; any other error propagates, `outcome` holding what was
     scored until then."""
-    from .model_kinds.factory import open_model_kind  # imported here: pulls in the HTTP stack
+    from .model_kinds.factory import open_served  # imported here: pulls in the HTTP stack
 
     signals.cancels(asyncio.current_task())
     try:
-        async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
+        async with open_served(cfg, bench.judge_mode, bench.process) as served:
+            model = served.model
             if model.process != bench.process:  # a kind cfg.fits did not foresee
                 raise ConfigError(f"model type {cfg.type} cannot score benchmark {bench.name}")
             store, samples = files.start(signals.touch)
@@ -203,10 +249,12 @@ async def score_examples(
                     await spread(scoring, examples, outcome, progress)
                 else:
                     await scoring.run(examples, outcome, progress, in_flight(cfg))
+                await recheck(served.pools, scoring, outcome)
             except EndpointError as exc:  # every endpoint of a role down past the patience, a rejected key
                 outcome.aborted = str(exc)
             finally:
                 outcome.warnings = list(model.warnings)
+                outcome.changes += [said for pool in served.pools.values() for said in pool.changes]
     except asyncio.CancelledError:
         if not signals.stopped:  # a cancellation from inside, or the caller's own
             raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -73,6 +74,10 @@ class RunInfo(msgspec.Struct, kw_only=True):
     duplicates: Duplicates | UnsetType = UNSET
     data_notes: list[str] | UnsetType = UNSET  # the benchmark's notes on quirks of the data
     aborted: str | UnsetType = UNSET  # why the run stopped before every prompt was tried
+    changed: list[str] | UnsetType = UNSET  # endpoints whose server changed during the run (never complete then)
+    # each endpoint that answered part of the result (role, URL, engine release; on Ray its replica and node) with
+    # the number of prompts it answered (part of): every release that answered is named (provenance.py)
+    answered_by: list[dict[str, Any]] | UnsetType = UNSET
     warnings: list[str] | UnsetType = UNSET
     judge_cost: dict[str, Any] | UnsetType = UNSET  # what a judge spent on the verdicts of the result
 
@@ -87,6 +92,8 @@ class RunFacts:
     warnings: list[str]
     identity: dict[str, Any]
     aborted: str | None
+    changes: list[str] = dataclass_field(default_factory=list)  # endpoints whose server changed, in words
+    failed_at: dict[str, str] = dataclass_field(default_factory=dict)  # failed prompt -> its last endpoint
 
 
 def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
@@ -101,6 +108,8 @@ def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
     if facts.aborted:
         untried = len(facts.examples) - scored - len(facts.failures)
         reasons.append(f"stopped early ({facts.aborted}); {untried} prompt(s) not tried")
+    if facts.changes:  # what a changed server said is not in the result, but the run cannot vouch for itself
+        reasons.append(f"{len(facts.changes)} endpoint(s) changed during the run (see `changed`); rerun to confirm")
     return reasons
 
 
@@ -135,6 +144,8 @@ def run_info(facts: RunFacts, scored: int) -> RunInfo:
         info.data_notes = notes
     if facts.aborted:
         info.aborted = facts.aborted
+    if facts.changes:
+        info.changed = list(facts.changes)
     if facts.warnings:
         info.warnings = facts.warnings
     return info

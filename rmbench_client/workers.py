@@ -141,7 +141,7 @@ def _work(cfg: RunConfig, bench_name: str, examples: list[Example], run_dir: Pat
         with RunSignals() as signals:  # a signal stops the worker as it stops a one-process run
             outcome = event_loop.run(_score_shard(cfg, bench_name, examples, files, parent, signals))
         found = {"failures": outcome.failures, "sent": outcome.sent, "aborted": outcome.aborted,
-                 "identity": outcome.identity}  # fmt: skip
+                 "identity": outcome.identity, "failed_at": outcome.failed_at, "changes": outcome.changes}  # fmt: skip
     except KeyboardInterrupt:  # a signal before the worker's event loop took over: nothing was stored yet
         found = {"aborted": "interrupted"}
     except Exception as exc:  # a start-up check that failed here (a config error, an endpoint's answer)
@@ -223,6 +223,8 @@ def _merge(workers: list[_Worker], outcome: Outcome, interrupted: bool) -> None:
         outcome.sent += found.get("sent", 0)
         for rid, reason in (found.get("failures") or {}).items():
             outcome.failures.setdefault(rid, reason)
+        outcome.failed_at |= found.get("failed_at") or {}
+        outcome.changes += [f"worker {w.index}: {said}" for said in found.get("changes") or []]
         if interrupted:
             continue
         if (error := found.get("error")) is not None:

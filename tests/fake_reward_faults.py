@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 MODEL = "fake-reward"
+PROBE_MARKS = ("Template check", "capital of France")  # in model_kinds/reward.py's FINGERPRINT_PROBES
 
 
 def reward(text: str, width: int) -> list[float]:
@@ -29,14 +30,17 @@ def reward(text: str, width: int) -> list[float]:
 @dataclass
 class FakeVllm:
     """`hang`: paths that never answer; `width`: the head's outputs; `fault`: how `/pooling` answers after its
-    first `healthy_pooling` requests ("trickle": one byte every `trickle_s`; "html": an HTML page under 200)."""
+    first `healthy_pooling` requests ("trickle": one byte every `trickle_s`; "html": an HTML page under 200), the
+    fingerprint probes of identity checks too unless `fault_probes` is False."""
 
     hang: tuple[str, ...] = ()
     width: int = 1
     fault: str | None = None
     healthy_pooling: int = 0
     trickle_s: float = 0.5
+    fault_probes: bool = True
     counts: Counter[str] = field(default_factory=Counter)
+    probes: int = 0  # /pooling requests of a fingerprint (start-up checks, identity checks of new connections)
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -85,11 +89,14 @@ class FakeVllm:
         path = request.path
         self.counts[path] += 1
         body = await request.json() if request.can_read_body else {}
+        probe = path == "/pooling" and any(mark in json.dumps(body) for mark in PROBE_MARKS)
+        self.probes += probe
         if path in self.hang:
             self.requested.set()
             await self._stop.wait()  # until the test ends
             raise web.HTTPServiceUnavailable
-        if path == "/pooling" and self.fault and self.counts[path] > self.healthy_pooling:
+        faulty = self.fault and (self.fault_probes or not probe) and self.counts[path] > self.healthy_pooling
+        if path == "/pooling" and faulty:
             return await self._faulty(request, body)
         return web.json_response(self.answer(path, body))
 

@@ -1,7 +1,9 @@
 """Loopback servers that answer as vLLM 0.32 does (the shapes of tests/recorded/vllm-0.32.0.json) for a fake model,
 for the tests of the endpoint pool's membership: an endpoint down at start, one that joins late, one that serves
-another model. Never a stand-in for vLLM's numbers: a reward or a log-prob is a fixed function of the input
-(`shift` moves every number: the same name with another checkpoint behind it).
+another model, one replaced behind its URL. Never a stand-in for vLLM's numbers: a reward or a log-prob is a fixed
+function of the input (`shift` moves every number, `invert` negates the rewards: the same name with another
+checkpoint behind it); `version` is what `/version` answers (another vLLM release); `reuse_port` binds with
+SO_REUSEPORT, so that a second server can take the same port as a rolling update does.
 
 The fake tokenizer is one token per UTF-8 byte (byte + 3), its chat template `TEMPLATE`; `/inference/v1/generate`
 is not served (vLLM without --enable-scale-out), so DPO goes through `/v1/completions`.
@@ -27,6 +29,7 @@ ROUTES = {  # vLLM 0.32 lists only its runner's routes
     "policy": ["/health", "/v1/models", "/version", "/tokenize", "/v1/completions", "/v1/chat/completions"],
 }
 SCORING = ("/pooling", "/v1/completions", "/v1/chat/completions")
+PROBE_MARKS = ("Template check", "capital of France")  # in model_kinds/reward.py's FINGERPRINT_PROBES
 
 
 def free_port() -> int:
@@ -44,18 +47,36 @@ def tokens(text: str) -> list[int]:
     return [b + 3 for b in text.encode("utf-8")]
 
 
+class _ReusePortServer(ThreadingHTTPServer):
+    allow_reuse_port = True  # another server may bind the same port (SO_REUSEPORT): the kernel spreads connections
+
+
 class FakeVllm:
     """One fake vLLM server serving `model` (`kind` reward or policy; a policy also answers chat, as a judge)."""
 
     def __init__(
-        self, kind: str, model: str, *, root: str | None = None, shift: float = 0.0, delay: float = 0.0, port: int = 0
+        self,
+        kind: str,
+        model: str,
+        *,
+        root: str | None = None,
+        shift: float = 0.0,
+        delay: float = 0.0,
+        port: int = 0,
+        invert: bool = False,
+        version: str = "0.32.0",
+        reuse_port: bool = False,
+        max_model_len: int = 4096,
     ) -> None:
         self.kind, self.model, self.root, self.shift, self.delay = kind, model, root or f"/models/{model}", shift, delay
+        self.invert, self.version, self.reuse_port = invert, version, reuse_port
+        self.max_model_len = max_model_len
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.paths: list[str] = []  # every request's path, in order
         self.scored: Counter[str] = Counter()  # scoring requests by path
         self.units = 0  # sequences (or conversations) scored by /pooling
+        self.probed = 0  # of them, the reward model's fingerprint probes (an identity check's)
         self._server: ThreadingHTTPServer | None = None
         self._dead = False
 
@@ -91,7 +112,8 @@ class FakeVllm:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        server_class = _ReusePortServer if self.reuse_port else ThreadingHTTPServer
+        self._server = server_class(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
@@ -116,19 +138,20 @@ class FakeVllm:
         if path == "/health":
             return 200, {}
         if path == "/version":
-            return 200, {"version": "0.32.0"}
+            return 200, {"version": self.version}
         if path == "/v1/models":
-            card = {"id": self.model, "object": "model", "root": self.root, "max_model_len": 4096}
+            card = {"id": self.model, "object": "model", "root": self.root, "max_model_len": self.max_model_len}
             return 200, {"object": "list", "data": [card]}
         if path == "/tokenize":
             ids = tokens(render(req["messages"], req["add_generation_prompt"]) if "messages" in req else req["prompt"])
-            return 200, {"count": len(ids), "max_model_len": 4096, "tokens": ids}
+            return 200, {"count": len(ids), "max_model_len": self.max_model_len, "tokens": ids}
         if self.delay:
             time.sleep(self.delay)
         self.scored[path] += 1
         if path == "/pooling":
             inputs = [render(req["messages"], False)] if "messages" in req else req["input"]
             self.units += len(inputs)
+            self.probed += sum(any(p in str(x) for p in PROBE_MARKS) for x in inputs)
             data = [{"index": i, "object": "pooling", "data": [self._reward(x)]} for i, x in enumerate(inputs)]
             return 200, {"object": "list", "model": self.model, "data": data}
         if path == "/v1/completions":
@@ -145,7 +168,8 @@ class FakeVllm:
 
     def _reward(self, x: str | list[int]) -> float:
         ids = tokens(x) if isinstance(x, str) else x
-        return (sum(i * (k + 1) for k, i in enumerate(ids)) % 997) / 100.0 + self.shift
+        value = (sum(i * (k + 1) for k, i in enumerate(ids)) % 997) / 100.0 + self.shift
+        return -value if self.invert else value
 
     def _logprobs(self, seq: list[int]) -> list[Any]:
         return [None] + [

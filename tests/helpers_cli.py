@@ -57,6 +57,13 @@ def summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
+def sample_lines(out: Path, keep_answerers: bool = False) -> list[dict]:
+    """The run's samples.jsonl, each line without `answered_by` (which endpoint answered: two equal runs on a
+    role's several endpoints differ there) unless asked."""
+    lines = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    return lines if keep_answerers else [{k: v for k, v in line.items() if k != "answered_by"} for line in lines]
+
+
 def scores_only(s: dict) -> tuple:
     return s["domains"], s["overall"], s["failed"]
 

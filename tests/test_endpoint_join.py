@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 from fake_vllm import SCORING, TEMPLATE, FakeVllm
-from helpers_cli import stored
+from helpers_cli import sample_lines, stored
 
 from rmbench_client import constants as C
 from rmbench_client.cli import main
@@ -28,6 +28,7 @@ from rmbench_client.model_kinds.reward import FINGERPRINT_PROBES
 
 pytestmark = pytest.mark.timeout(120)
 PROMPTS = 120
+REFRESH = 0.2  # client.endpoint_refresh: the source is read again this often
 
 
 @pytest.fixture
@@ -42,7 +43,8 @@ def data(tmp_path: Path) -> Path:
 def config(tmp_path: Path, kind: str, urls: dict[str, list[str]], **extra: Any) -> Path:
     """A run's config of type `kind` on these endpoints per role (served names: fake-<role>)."""
     roles = {role: {"served_model": f"fake-{role}", "endpoints": eps, "concurrency": 1} for role, eps in urls.items()}
-    cfg = {"benchmark": "pairwise", "model": f"fake-{kind}", "type": kind, "roles": roles, **extra}
+    client = {"endpoint_refresh": REFRESH} | extra.pop("client", {})
+    cfg = {"benchmark": "pairwise", "model": f"fake-{kind}", "type": kind, "roles": roles, "client": client, **extra}
     path = tmp_path / f"{kind}-{len(list(tmp_path.iterdir()))}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     return path
@@ -53,9 +55,10 @@ def run(cfg: Path, data: Path, out: Path) -> int:
 
 
 def untimed(value: Any) -> Any:
-    """A sample line without what a judge's answer took (`seconds`): the one field two equal runs differ in."""
+    """A sample line without what a judge's answer took (`seconds`) and which endpoints answered (`answered_by`):
+    the fields two equal runs on other servers differ in."""
     if isinstance(value, dict):
-        return {k: untimed(v) for k, v in value.items() if k != "seconds"}
+        return {k: untimed(v) for k, v in value.items() if k not in ("seconds", "answered_by")}
     if isinstance(value, list):
         return [untimed(v) for v in value]
     return value
@@ -194,9 +197,12 @@ def test_a_late_endpoint_serving_another_model_never_gets_work(kind, other, data
             with when(lambda: scored(a) >= 10, b.start):
                 assert run(config(tmp_path, kind, roles([a.url, b.url], r), **extra), data, tmp_path / "run") == 0
             assert b.paths, "the late endpoint was never asked"
-            fingerprints = {"reward": 1, "dpo": 1}.get(kind, 0) if "shift" in other else 0
-            assert scored(b) == fingerprints, b.paths  # at most the fingerprint of its admission: no work
-    assert f"{kind if kind != 'dpo' else 'policy'} endpoint {b.url} stays out of this run" in caplog.text
+            # checked again on the probe schedule (the right server may come back): at most one fingerprint per
+            # admission, never a prompt
+            admissions = b.paths.count("/v1/models")
+            assert scored(b) <= (admissions if "shift" in other else 0), b.paths
+            assert "shift" not in other or kind != "reward" or b.units == b.probed
+    assert f"{kind if kind != 'dpo' else 'policy'} endpoint {b.url} is left out: " in caplog.text
     assert samples(tmp_path / "run") == samples(tmp_path / "alone")
 
 
@@ -204,22 +210,29 @@ def test_a_late_endpoint_serving_another_model_never_gets_work(kind, other, data
 
 
 class Listed:
-    """A source whose URLs the test changes mid-run (a cluster registry, played by hand)."""
+    """A source whose URLs the test changes mid-run (a cluster registry, played by hand); `fail` makes every read
+    raise, as a source does whose registry answers in part."""
 
     def __init__(self, urls: list[str]) -> None:
         self.now = urls
         self.reads = 0
+        self.fail = False
+        self.where: dict[str, dict[str, str]] = {}  # what `about` says of a URL (a Ray replica and its node)
 
     async def urls(self) -> list[str]:
         self.reads += 1
+        if self.fail:
+            raise RuntimeError("the registry answered in part")
         return list(self.now)
+
+    def about(self, url: str) -> dict[str, str]:
+        return self.where.get(url, {})
 
 
 @pytest.fixture
 def listed(monkeypatch) -> Listed:
     source = Listed([])
     monkeypatch.setattr(factory, "source_for", lambda name, role: source)
-    monkeypatch.setattr(C, "ENDPOINT_SOURCE_REFRESH_S", 0.2)
     return source
 
 
@@ -246,6 +259,81 @@ def test_a_replaced_endpoint_loses_nothing_and_counts_nothing_twice(listed, data
     assert lines == samples(tmp_path / "alone")
 
 
+def test_a_replica_registered_mid_run_gets_work_though_none_is_missing(listed, data, tmp_path, caplog):
+    """The source is read on its period for the whole run, not only while the pool is short: a replica the
+    registry lists mid-run (a scale-up) joins after its identity check and shares the work. Every answer names the
+    replica and node the source gives for its URL (as the Ray source does), in the samples and the summary."""
+    caplog.set_level(logging.INFO, "rmbench_client")
+    with FakeVllm("reward", "fake-reward", delay=0.03).start() as a, FakeVllm("reward", "fake-reward").start() as b:
+        listed.now = [a.url]
+        listed.where = {a.url: {"replica": "reward#a", "node": "n1"}, b.url: {"replica": "reward#b", "node": "n2"}}
+        with when(lambda: scored(a) >= 20, lambda: setattr(listed, "now", [a.url, b.url])):
+            assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 0, caplog.text[-2000:]
+        assert b.units - b.probed > 10, (b.units, b.probed)  # prompts, beyond its identity checks
+        checked_before_work(b)
+    assert f"reward endpoint {b.url} is listed: it joins once it passes the identity check" in caplog.text
+    lines = samples(tmp_path / "run")
+    assert len({line["id"] for line in lines}) == len(lines) == PROMPTS
+    answerers = {json.dumps(x, sort_keys=True) for line in sample_lines(tmp_path / "run", keep_answerers=True)
+                 for x in line["answered_by"]}  # fmt: skip
+    assert {json.loads(x)["url"] for x in answerers} == {a.url, b.url}
+    for fake, where in ((a, listed.where[a.url]), (b, listed.where[b.url])):
+        want = {"role": "reward", "url": fake.url, "release": "0.32.0"} | where
+        assert json.dumps(want, sort_keys=True) in answerers, answerers
+    in_summary = json.loads((tmp_path / "run" / C.SUMMARY_FILE).read_text())["answered_by"]
+    assert {(x["url"], x["replica"], x["node"]) for x in in_summary} == {
+        (a.url, "reward#a", "n1"),
+        (b.url, "reward#b", "n2"),
+    }
+
+
+def test_a_replica_removed_mid_run_drains(listed, data, tmp_path, caplog):
+    """A replica the registry stops listing (a scale-down) gets no new request once the pool has read the list; what
+    it had in flight finishes; every prompt is scored once, as by one endpoint alone."""
+    caplog.set_level(logging.INFO, "rmbench_client")
+    with FakeVllm("reward", "fake-reward").start() as alone:
+        listed.now = [alone.url]
+        assert run(reward_config(tmp_path, [alone.url]), data, tmp_path / "alone") == 0
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.03).start() as a,
+        FakeVllm("reward", "fake-reward", delay=0.03).start() as b,
+    ):
+        listed.now = [a.url, b.url]
+        removed: list[int] = []
+
+        def scale_down() -> None:
+            listed.now = [a.url]
+            reads = listed.reads
+            while listed.reads <= reads + 1:  # the pool has read the shorter list
+                time.sleep(0.01)
+            removed.append(b.units)
+
+        with when(lambda: scored(b) >= 15, scale_down):
+            assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 0, caplog.text[-2000:]
+        assert removed and b.units <= removed[0] + 2  # at most the request in flight (concurrency 1) after it left
+        assert a.units - a.probed + b.units - b.probed == 2 * PROMPTS  # each response asked once, none twice
+    assert f"reward endpoint {b.url} is no longer listed: it leaves the pool" in caplog.text
+    assert stored(tmp_path / "run") == 2 * PROMPTS
+    assert samples(tmp_path / "run") == samples(tmp_path / "alone")
+
+
+def test_a_source_read_that_fails_mid_run_keeps_the_last_list(listed, data, tmp_path, caplog):
+    """A registry that cannot be read (or, for a cluster source, answers in part: it raises) never shrinks the
+    pool: the last complete list stands, and both endpoints keep working."""
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.02).start() as a,
+        FakeVllm("reward", "fake-reward", delay=0.02).start() as b,
+    ):
+        listed.now = [a.url, b.url]
+        with when(lambda: scored(a, b) >= 20, lambda: setattr(listed, "fail", True)):
+            assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 0
+        after = [scored(a), scored(b)]
+        assert all(n > 15 for n in after), after
+    assert "cannot read the endpoint list (RuntimeError: the registry answered in part); the last one stands" in (
+        caplog.text
+    )
+
+
 def test_a_source_that_ends_empty_ends_the_run_resumable(listed, data, tmp_path, capsys):
     with FakeVllm("reward", "fake-reward").start() as alone:
         listed.now = [alone.url]
@@ -262,14 +350,15 @@ def test_a_source_that_ends_empty_ends_the_run_resumable(listed, data, tmp_path,
         with when(lambda: scored(a) >= 20, lose_all):
             assert run(reward_config(tmp_path, [a.url], **patience), data, tmp_path / "run") == 1
         assert time.monotonic() - started < 15  # the patience (1 s), the ejection and the reads; never hangs
-    assert "error: every reward endpoint stayed down for 1s: none listed" in capsys.readouterr().err
+    assert "error: the reward endpoint list stayed empty for 1s (its source lists none)" in capsys.readouterr().err
     partial = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert 0 < partial["scored"] < PROMPTS
     kept = stored(tmp_path / "run")  # responses stored (a prompt's may have come in after the end: it is kept)
     with FakeVllm("reward", "fake-reward").start() as back:  # the cluster has room again: the run resumes
         listed.now = [back.url]
         assert run(reward_config(tmp_path, [a.url]), data, tmp_path / "run") == 0
-        assert back.units == 2 * PROMPTS - kept + len(FINGERPRINT_PROBES)  # what was missing, once, and the probes
+        # what was missing, once, beside the probes of the start-up checks and of each new connection's check
+        assert back.units - back.probed == 2 * PROMPTS - kept and back.probed >= len(FINGERPRINT_PROBES)
     assert stored(tmp_path / "run") == 2 * PROMPTS
     assert samples(tmp_path / "run") == samples(tmp_path / "alone")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import Counter
 from typing import Any
@@ -341,6 +342,7 @@ class Admits:
     def __init__(self, good: set[str]) -> None:
         self.good = good
         self.other: set[str] = set()
+        self.asked: Counter[str] = Counter()
 
     def _verdict(self, ep: Endpoint) -> Exception | None:
         if ep.url in self.other:
@@ -351,8 +353,11 @@ class Admits:
         return [self._verdict(ep) for ep in endpoints]
 
     async def __call__(self, ep: Endpoint) -> None:
+        self.asked[ep.url] += 1
         if (problem := self._verdict(ep)) is not None:
             raise problem
+
+    recheck = __call__
 
 
 class Source:
@@ -377,7 +382,9 @@ def sourced_pool(client: httpx.AsyncClient, source: Source, admits: Admits, **kw
     )
 
 
-def test_an_endpoint_back_with_another_model_never_gets_work_again(caplog):
+def test_an_endpoint_back_with_another_model_gets_no_work_until_the_right_one_returns(caplog):
+    """A rejection is not for the rest of the run: the URL is checked again, and the right server is taken back."""
+    caplog.set_level(logging.INFO, "rmbench_client")
     servers = Servers()
     admits = Admits({A, B})
 
@@ -400,11 +407,20 @@ def test_an_endpoint_back_with_another_model_never_gets_work_again(caplog):
                 await asyncio.gather(*(pool.call(score) for _ in range(20)))
                 assert servers.calls["b.test"] == before
                 assert servers.calls["a.test"] >= 22
+                asked = admits.asked[B]
+                while admits.asked[B] < asked + 3:  # checked again on the probe schedule
+                    await asyncio.sleep(0.005)
+                admits.other.discard(B)  # the right server is back at B's URL
+                while B not in [s.endpoint.url for s in pool._states]:
+                    await asyncio.sleep(0.005)
+                await asyncio.gather(*(pool.call(score) for _ in range(20)))
+                assert servers.calls["b.test"] > before
             finally:
                 await pool.aclose()
 
     asyncio.run(go())
-    assert f"reward endpoint {B} stays out of this run: endpoint {B} serves 'another-model'" in caplog.text
+    assert f"reward endpoint {B} is left out: endpoint {B} serves 'another-model'" in caplog.text
+    assert f"reward endpoint {B} joins (identity checked)" in caplog.text
 
 
 def test_a_source_that_cannot_be_read_leaves_the_pool_as_it_is(caplog):

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,8 +25,10 @@ import httpx
 import pytest
 import yaml
 from conftest import REPO, SERVER_PYTHON, TINY_MODELS, ReferenceScores, ensure_server_side, port
+from fake_vllm import FakeVllm, free_port
 from helpers_cli import cli, rescored, summary
 from processbench_fixture import split_records, write_processbench
+from tcp_switch import TcpSwitch
 from test_prmbench import prmbench_dir
 
 from rmbench_client.benchmarks.processbench import constants as pb_c
@@ -183,6 +187,39 @@ def test_rlhflow_layout_equals_transformers(policy_server: RunConfig, reference_
     found = [v for value in values for v in value["steps"]]
     assert len(found) == len(expected) == sum(len(ex.steps) for ex in SOLUTIONS)
     assert max(abs(a - b) for a, b in zip(found, expected, strict=True)) <= TOLERANCE
+
+
+def test_a_prm_endpoint_joining_late_on_the_generate_runner_is_left_out_with_the_runner_hint(
+    pooling_server: RunConfig, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The route check is admission's, for an endpoint that joins late too: the PRM role's second URL is down at
+    start, then a server answers there that serves the same model (name, path, max_model_len) on vLLM's generate
+    runner (a loopback fake of vLLM, which lists that runner's routes only). It is left out naming the runner,
+    never gets a step to score, and the real pooling server scores on."""
+    caplog.set_level(logging.INFO, "rmbench_client")
+    prm = pooling_server.roles["prm"]
+    (card,) = httpx.get(f"{prm.endpoints[0]}/v1/models").json()["data"]
+    generate = FakeVllm("policy", card["id"], root=card["root"], max_model_len=card["max_model_len"])
+    with generate, TcpSwitch(free_port()) as late:  # nothing listens behind the switch yet: down at start
+        cfg = pooling_server.replace(roles={"prm": prm.replace(endpoints=[*prm.endpoints, late.url])})
+        hint = (f"prm endpoint {late.url} is left out: endpoint {late.url}: no /pooling route: vLLM serves this "
+                "model with its generate runner; a PRM needs its pooling runner")  # fmt: skip
+
+        async def scoring() -> tuple[list[str], list[Any]]:
+            async with open_model_kind(cfg, process=True) as model:
+                generate.start()
+                late.switch(generate.port)
+                deadline = time.monotonic() + 30
+                while hint not in caplog.text and time.monotonic() < deadline:
+                    await asyncio.sleep(0.1)
+                values = [await model.score(ex, model.units(ex)) for ex in SOLUTIONS]
+                return [ep.url for ep in model.pool.endpoints], values
+
+        members, values = asyncio.run(scoring())
+    assert hint in caplog.text, caplog.text[-2000:]
+    assert "/openapi.json" in generate.paths and "/pooling" not in generate.paths, generate.paths  # never given work
+    assert members == prm.endpoints
+    assert all(len(v["steps"]) == len(ex.steps) for (v,), ex in zip(values, SOLUTIONS, strict=True))
 
 
 async def tokenized(cfg: RunConfig, text: str) -> list[int]:

@@ -21,7 +21,16 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import CPU_DEMO_CONFIG, REPO, TINY_MODELS, ensure_server_side, port, with_ports
-from helpers_cli import RUN_TIMEOUT, TINY_REWARD_TEMPLATE, cli, one_error_line, start_run, summary, wait_for_lines
+from helpers_cli import (
+    RUN_TIMEOUT,
+    TINY_REWARD_TEMPLATE,
+    cli,
+    one_error_line,
+    sample_lines,
+    start_run,
+    summary,
+    wait_for_lines,
+)
 from helpers_data import same_up_to_batching
 
 from rmbench_client.config import load_config
@@ -135,7 +144,7 @@ def cluster() -> Iterator[object]:
 
 
 def samples(run_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "samples.jsonl").read_text().splitlines()]
+    return sample_lines(run_dir)  # without answered_by: a replica's URL is not the local server's
 
 
 def assert_same_samples(run_dir: Path, reference: Path) -> None:

@@ -46,8 +46,13 @@ def test_dpo_log_probs_and_judge_answers_are_shown(browser, tmp_path):
     dpo = constructed_run(tmp_path, "dpo-model", "dpo", dpo_lines)
     judge = constructed_run(tmp_path, "judge-model", "judge", judge_lines)
 
+    failed = [{"id": "x1", "reason": "timeout", "endpoint": "http://a:1"}, {"id": "x2", "reason": "timeout",
+              "endpoint": "http://a:1"}, {"id": "x3", "reason": "no data"}]  # fmt: skip
+    (dpo / C.FAILURES_FILE).write_text("".join(json.dumps(f) + "\n" for f in failed), encoding="utf-8")
     assert main(["report", str(dpo), "--out", str(tmp_path / "dpo.html")]) == 0
     page, _, errors = open_page(browser, tmp_path / "dpo.html")
+    by_endpoint = page.eval_on_selector_all("#failed-by-endpoint td", "els => els.map(e => e.textContent)")
+    assert by_endpoint == ["http://a:1", "2", "(no endpoint named)", "1"]  # the failures grouped by endpoint
     page.select_option("#f-cell", "0,0")  # chosen concise: -1 - k; rejected concise: 1.5 + k, lost on every prompt
     assert sorted(shown_ids(page)) == sorted(ex.id for ex in chat)
     item = page.query_selector(f"#list .item[data-id='{chat[1].id}']")

@@ -152,11 +152,12 @@ def test_an_error_during_scoring_writes_what_was_scored(tmp_path, monkeypatch, e
         assert kept >= 2 * PROMPTS + 2 * s["scored"]  # the earlier model's values, and every prompt's scored
 
         monkeypatch.setattr(scoring_loop, "prompt_scores", real)
-        sent = fake.counts["/pooling"]
+        sent, probes = fake.counts["/pooling"], fake.probes
         result = runner.run(cfg, progress=False)
         assert result.all_scored and result.summary["complete"]
-        # what was stored went out once: the rerun asked for at most the prompts not yet stored (and the fingerprint)
-        assert fake.counts["/pooling"] - sent == 2 + (stored(out) - kept)
+        # what was stored went out once: the rerun asked for at most the prompts not yet stored (beside the
+        # fingerprint probes of its start-up and connection checks)
+        assert fake.counts["/pooling"] - sent - (fake.probes - probes) == stored(out) - kept
 
 
 def test_a_trickled_answer_ends_at_the_request_deadline(tmp_path):
@@ -176,12 +177,12 @@ def test_a_trickled_answer_ends_at_the_request_deadline(tmp_path):
 
 
 def test_html_under_http_200_fails_its_prompt_at_once_and_a_rerun_completes(tmp_path):
-    with FakeVllm(fault="html", healthy_pooling=2) as fake:
+    with FakeVllm(fault="html", fault_probes=False) as fake:  # the identity checks' probes are answered
         path = config(tmp_path, fake.url)
         proc = cli("run", "--config", str(path), "--no-progress", timeout=60)
-        pooling = fake.counts["/pooling"]
+        pooling = fake.counts["/pooling"] - fake.probes
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert pooling == 2 + 2 * PROMPTS  # the fingerprint, then each response once: never retried
+    assert pooling == 2 * PROMPTS  # each response once: never retried
     assert "endpoint is down" not in proc.stderr and "taken out" not in proc.stderr
     s = summary(tmp_path / "run")
     assert s["failed"] == PROMPTS and s["complete"] is False

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from rmbench_client.errors import ConfigError
-from rmbench_client.score_store import ScoreStore, UnitKeys, key_prefix, unit_key
+from rmbench_client.score_store import STORE_FORMAT, ScoreStore, UnitKeys, key_prefix, unit_key
 
 SERVED = {"id": "tiny-reward", "root": "/models/tiny/reward", "max_model_len": 4096}
 
@@ -132,3 +132,38 @@ def test_a_store_of_the_older_key_format_is_refused_in_one_line(tmp_path):
     new = tmp_path / "new.sqlite"
     ScoreStore(new).close()
     ScoreStore(new, read_only=True).close()  # a store this code wrote opens again
+
+
+def test_a_store_written_before_provenance_stays_readable_and_gains_it(tmp_path):
+    """A store of this key format written before answers were attributed (no `source` column) reads as it was, read
+    only too; opened for writing it gains the column (its rows: unknown answerer), and new rows name theirs."""
+    path = tmp_path / "scores.sqlite"
+    db = sqlite3.connect(path)  # the schema of the release before provenance
+    db.execute("CREATE TABLE scores (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("CREATE TABLE models (epoch TEXT PRIMARY KEY, role TEXT, served TEXT, fingerprint TEXT)")
+    db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('format', ?)", (STORE_FORMAT,))
+    db.execute("INSERT INTO scores VALUES ('old', '[1.5, -2.0]')")
+    db.commit()
+    db.close()
+    looked = ScoreStore(path, read_only=True)
+    try:
+        assert looked.get_many(["old"]) == {"old": [1.5, -2.0]}
+    finally:
+        looked.close()
+    answered = ({"role": "reward", "url": "http://127.0.0.1:1", "release": "0.32.0"},)
+    store = ScoreStore(path)
+    try:
+        sources: dict[str, int | None] = {}
+        assert store.get_many(["old"], sources) == {"old": [1.5, -2.0]} and sources == {"old": None}
+        assert store.records(sources.values()) == []  # nothing is said of who answered before
+        since = store.mark()
+        store.put_many({"new": 0.5}, answered)
+        assert store.get_many(["new"], sources) == {"new": 0.5}
+        assert store.records([sources["new"]]) == [answered]
+        assert store.hold_apart("http://127.0.0.1:1", since, "it changed") == 1  # the old row is not its
+        assert store.get_many(["old", "new"]) == {"old": [1.5, -2.0]}
+    finally:
+        store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT key, value, why FROM held_apart").fetchall() == [("new", "0.5", "it changed")]

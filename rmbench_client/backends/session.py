@@ -5,7 +5,8 @@ connection of the client on each request: ~2.5 ms of CPU per request at 16 conne
 the bench figures). Requests of the backends go to the session directly (`send`); httpx clients — the judge's
 openai client, the health probes — run on the same session through httpx-aiohttp's transport, so every request
 of a role shares one pool and one set of proxy and TLS settings. aiohttp reads interim 1xx answers past, refuses
-malformed framing (conflicting Content-Length), and with `trust_env` honours HTTP(S)_PROXY and NO_PROXY.
+malformed framing (conflicting Content-Length), and with `trust_env` honours HTTP(S)_PROXY and NO_PROXY. Once the
+role's identity is settled, every connection is checked before it carries a request (connection_check.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import httpx
 from aiohttp.helpers import get_env_proxy_for_url
 from httpx_aiohttp import AiohttpTransport
 from yarl import URL
+
+from .connection_check import CheckedConnector, ConnectionCheck
 
 
 class Answer(NamedTuple):
@@ -71,6 +74,7 @@ class Session:
         self._overdue = f"no complete answer within {request_timeout}s (client.request_timeout)"
         self._connections = connections
         self._session: aiohttp.ClientSession | None = None
+        self._check: ConnectionCheck | None = None
         self._proxies: dict[tuple[str, str | None, int | None], Proxy] = {}  # per server: read from the environment
 
     def proxy_for(self, url: URL) -> Proxy:
@@ -82,10 +86,19 @@ class Session:
     def ssl_context(self) -> ssl.SSLContext:
         return self._ssl
 
+    def check_connections(self, check: ConnectionCheck | None) -> None:
+        """From now on every connection passes `check` before it carries a request (None: no more checks)."""
+        self._check = check
+        if self._session is not None:
+            connector = self._session.connector
+            assert isinstance(connector, CheckedConnector)
+            connector.check = check
+
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            connector = aiohttp.TCPConnector(ssl=self._ssl, limit=self._connections, limit_per_host=0)
+            connector = CheckedConnector(ssl=self._ssl, limit=self._connections, limit_per_host=0)
+            connector.check = self._check
             # proxies are named per request (proxy_for): trust_env would read the environment on every request
             self._session = aiohttp.ClientSession(connector=connector, timeout=self._timeout, trust_env=False)
         return self._session

@@ -190,6 +190,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         sys.stderr.write(f"failed: {rid}: {' '.join(reason.split())}\n")
     if result.failures:
         sys.stderr.write(f"{len(result.failures)} prompt(s) not scored (see failures.jsonl); rerun to retry them\n")
+    changed = result.summary.get("changed") or []
+    for change in changed:  # nothing a changed server said is in the result, but the run is not complete
+        sys.stderr.write(f"changed: {change}\n")
     sys.stderr.write(f"run directory: {result.run_dir}\n")
     log_runs(args, [result.run_dir])
     if result.aborted:
@@ -199,7 +202,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         )
     if ended_by is not None:
         return EXIT_INTERRUPTED[ended_by]
-    return 0 if result.all_scored else EXIT_INCOMPLETE
+    return 0 if result.all_scored and not changed else EXIT_INCOMPLETE
 
 
 def interrupted_line(exc: Interrupted, out_dir: str) -> str:

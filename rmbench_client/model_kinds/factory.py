@@ -1,18 +1,20 @@
 """Building a run's model kind from its config: an HTTP client per role (its own TLS setting and key), one
 endpoint pool per role fed by the role's source (discovery.py), every endpoint admitted by the role's identity
-check (admission.py), and the model kind's start-up checks on the admitted endpoints."""
+check (admission.py), and the model kind's start-up checks on the admitted endpoints; from then on every
+connection of a role is checked before it carries a request (backends/connection_check.py)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import httpx
 from asyncio_throttle.throttler import Throttler
 
-from ..admission import Admission
+from ..admission import Admission, kind_of
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
 from ..backends.session import DeadlineClient, Session
@@ -88,14 +90,31 @@ def _table(kind: str, role: str, backend: str, table: Any) -> Any:
     return table[backend]()
 
 
+@dataclass(frozen=True)
+class Served:
+    """A run's model kind and the endpoint pools of its roles (none for a baseline)."""
+
+    model: ModelKind
+    pools: dict[str, EndpointPool]
+
+
 @asynccontextmanager
 async def open_model_kind(
     cfg: RunConfig, judge_mode: JudgeMode = "pairwise", process: bool = False
 ) -> AsyncIterator[ModelKind]:
     """The model kind of the config, its HTTP clients and pools open for the duration, checks passed; `process`:
     the benchmark scores solutions step by step (a baseline then gives per-step scores)."""
+    async with open_served(cfg, judge_mode, process) as served:
+        yield served.model
+
+
+@asynccontextmanager
+async def open_served(
+    cfg: RunConfig, judge_mode: JudgeMode = "pairwise", process: bool = False
+) -> AsyncIterator[Served]:
+    """`open_model_kind` with the role's pools beside the model kind (what answered, what changed)."""
     if cfg.type == "baseline":
-        yield BaselineModel(cfg.baseline, cfg.seed, process)
+        yield Served(BaselineModel(cfg.baseline, cfg.seed, process), {})
         return
     rate = cfg.client.rate_limit
     # one request per 1/rate seconds, shared by every role: exact for fractional rates too
@@ -103,13 +122,14 @@ async def open_model_kind(
     async with AsyncExitStack() as stack:
         pools: dict[str, EndpointPool] = {}
         admissions: dict[str, Admission] = {}
+        sessions: dict[str, Session] = {}
         for name in cfg.roles_used():
             role = cfg.roles[name]
             source = source_for(name, role)  # a Ray role's: the cluster's state API (ray_discovery), no Ray import
-            transport = make_transport(role, cfg.client)
+            transport = sessions[name] = make_transport(role, cfg.client)
             stack.push_async_callback(transport.aclose)
             client = await stack.enter_async_context(make_client(role, cfg.client, transport))
-            admissions[name] = Admission(name, role.backend, cfg.type)
+            admissions[name] = Admission(name, role.backend, kind_of(cfg.type, cfg.prm.method))
             pools[name] = EndpointPool(
                 name,
                 concurrency=role.concurrency,
@@ -119,6 +139,8 @@ async def open_model_kind(
                 source=source,
                 make_endpoint=endpoint_maker(name, role, client, transport),
                 admission=admissions[name],
+                refresh_interval=cfg.client.endpoint_refresh,
+                rejected_grace=cfg.client.rejected_grace,
             )
             stack.push_async_callback(pools[name].aclose)
             await pools[name].start()
@@ -154,7 +176,9 @@ async def open_model_kind(
             admissions[pool.role].fingerprinted(partial(model.fingerprint, pool.role), expected)
             for ep in await admissions[pool.role].verify(pool.endpoints):
                 pool.take_out(ep, "its fingerprint could not be taken")
-        yield model
+        for pool in pools.values():  # the identity is settled: every connection is checked from now on
+            sessions[pool.role].check_connections(pool.check_connection)
+        yield Served(model, pools)
 
 
 def _prm(cfg: RunConfig, pool: EndpointPool, served: dict[str, Any]) -> ModelKind:

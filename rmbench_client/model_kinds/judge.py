@@ -34,7 +34,7 @@ from ..backends.transport import answer_json
 from ..benchmarks.spec import JudgeMode
 from ..config import JudgeOptions
 from ..endpoint_pool import EndpointPool
-from ..errors import ConfigError, EndpointError, RetryableError, SampleError
+from ..errors import ConfigError, EndpointError, RetryableError, RmbError, SampleError
 from ..examples import UNPARSED_RATINGS, Example, prompt_text
 from ..retry import retry_after_seconds
 from .base import Unit
@@ -112,6 +112,8 @@ async def ask(
         )  # fmt: skip
         content = raw.http_response.content
     except (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError) as exc:
+        if isinstance(exc.__cause__, RmbError):  # the identity check of a new connection: the pool's to handle
+            raise exc.__cause__ from None
         headers = getattr(getattr(exc, "response", None), "headers", None)
         overloaded = isinstance(exc, openai.RateLimitError)
         raise RetryableError(f"{ep}: {type(exc).__name__}: {exc}", retry_after_seconds(headers), overloaded) from None

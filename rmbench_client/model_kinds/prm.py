@@ -34,7 +34,6 @@ from typing import Any
 
 from ..backends.base import Call, Endpoint, on
 from ..backends.vllm import VllmLogprobs
-from ..backends.vllm_features import served_routes
 from ..backends.vllm_prm import VllmStepRewards, step_probability
 from ..config import PrmOptions
 from ..endpoint_pool import EndpointPool
@@ -152,13 +151,8 @@ class PoolingPrm(ProcessModel):
         return messages
 
     async def check(self) -> None:
-        """The route, the step tag (one token, the configured id), the server's pooler (one pair per tag of the
-        probe), and the fingerprint."""
-        found = await asyncio.gather(*map(served_routes, self.pool.endpoints))
-        for ep, routes in zip(self.pool.endpoints, found, strict=True):
-            if routes.lacks("/pooling"):
-                raise ConfigError(f"endpoint {ep}: no /pooling route: vLLM serves this model with its generate "
-                                  "runner; a PRM needs its pooling runner (Qwen2ForProcessRewardModel)")  # fmt: skip
+        """The step tag (one token, the configured id), the server's pooler (one pair per tag of the probe), and
+        the fingerprint. (Each endpoint's route, its pooling runner, is admission's check: at start and on joining.)"""
         backend = self.backend
         ids = await self.pool.call(lambda ep: backend.tokenize_text(ep, self.tag, add_special_tokens=False))
         wanted = self.options.step_tag_id

@@ -35,6 +35,7 @@ from ..data_hashes import file_sha256, prompt_hash
 from ..datasets import load_dataset
 from ..errors import DataError
 from ..examples import Example, PromptScores, prompt_text, response_lengths
+from ..results import failure_records, failures_by_endpoint
 from ..run_directory import write_atomic
 from ..score_files import read_scores
 from ..summary import RunSummary
@@ -213,6 +214,7 @@ def _run_data(
         "partial": info.partial,
         "warnings": info.warnings or [],
         "counts": {"prompts": info.prompts, "scored": info.scored, "failed": info.failed},
+        "failed_by_endpoint": failures_by_endpoint(failure_records(samples_file(run.path).parent)),
         "columns": columns,
         "rows": rows,
         "matrices": bench.matrices(summary.numbers),

@@ -137,7 +137,16 @@ function renderSummary() {
     .map((v) => `<td>${value(v)}</td>`).join('')}<td>${r.n ?? ''}</td></tr>`).join('');
   $('#summary').innerHTML = `<table id="summary-table">${head}${rows}</table><p class="help">Percent, with the 95% `
     + `bootstrap interval over prompts in brackets. ${esc(run.counts.scored ?? '?')} of ${esc(run.counts.prompts ?? '?')} `
-    + `prompts scored, ${esc(run.counts.failed ?? 0)} failed.</p>`;
+    + `prompts scored, ${esc(run.counts.failed ?? 0)} failed.</p>${failedByEndpoint(run.failed_by_endpoint || {})}`;
+}
+
+// the failed prompts grouped by the endpoint of their last failed request (failures.jsonl's `endpoint`)
+function failedByEndpoint(counts) {
+  const rows = Object.entries(counts);
+  if (!rows.length) return '';
+  const row = ([url, n]) => `<tr><td>${esc(url || '(no endpoint named)')}</td><td>${esc(n)}</td></tr>`;
+  return `<table id="failed-by-endpoint"><tr><th>failed at endpoint</th><th>prompts</th></tr>`
+    + `${rows.map(row).join('')}</table>`;
 }
 
 const heat = (v) => `hsl(${Math.round(120 * v)}, 70%, ${78 - 18 * Math.abs(v - 0.5)}%)`;

@@ -1,0 +1,236 @@
+"""Servers that change under a run: a server swapped behind its URL (a load balancer that moves new connections, a
+rolling update with SO_REUSEPORT, a restart), a load balancer that moves requests on open connections, a judge on
+another vLLM release. A wrong server is never scored, a rejection is not an outage, and the run says what changed.
+
+Runs go through the CLI's `main` in this process, against loopback fakes of vLLM (fake_vllm.py) that answer as
+vLLM 0.32 does; the "wrong" server serves the same name, path and max_model_len with its rewards negated (another
+checkpoint saved over the same path), so only its fingerprint tells it apart.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from fake_vllm import FakeVllm
+from helpers_cli import stored
+from proxy import FaultProxy
+from tcp_switch import TcpSwitch
+from test_endpoint_join import PROMPTS, config, reward_config, run, samples, scored, when
+from test_plugins import page_data
+
+from rmbench_client import constants as C
+from rmbench_client.cli import main
+
+pytestmark = pytest.mark.timeout(120)
+GRACE = {"client": {"rejected_grace": 2.0}}  # the wait for the right server once every endpoint is rejected
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "pairs.jsonl"
+    records = [{"prompt": f"Question {i}?", "chosen": f"A careful answer {i * 7}.", "rejected": f"No {i}."}
+               for i in range(PROMPTS)]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.fixture
+def alone(data: Path, tmp_path: Path) -> list[dict]:
+    """The samples of an undisturbed run: what every disturbed run's lines must equal."""
+    with FakeVllm("reward", "fake-reward").start() as good:
+        assert run(reward_config(tmp_path, [good.url]), data, tmp_path / "alone") == 0
+    return samples(tmp_path / "alone")
+
+
+def summary(out: Path) -> dict:
+    return json.loads((out / C.SUMMARY_FILE).read_text())
+
+
+def never_scored(fake: FakeVllm) -> None:
+    """The wrong server was asked (its identity checks), and answered nothing but the fingerprint probes."""
+    assert fake.probed > 0, fake.paths[:10]
+    assert fake.units == fake.probed, (fake.units, fake.probed)
+
+
+def test_a_server_swapped_behind_its_url_is_never_scored(alone, data, tmp_path, caplog):
+    """A load balancer sends new connections to another server and drops the open ones (a restart behind the
+    address): the client reconnects silently, the new connection's identity check finds another checkpoint, the
+    endpoint is taken out, and the right server, back within the grace, is taken back. Nothing the wrong server
+    said is scored; the run says what changed and is not complete; a rerun confirms it and sends no prompt."""
+    caplog.set_level(logging.INFO, "rmbench_client")
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.02).start() as good,
+        FakeVllm("reward", "fake-reward", invert=True).start() as wrong,
+        TcpSwitch(good.port) as lb,
+    ):
+
+        def swap() -> None:
+            lb.switch(wrong.port, drop=True)
+            deadline = time.monotonic() + 10
+            while wrong.probed == 0 and time.monotonic() < deadline:  # its identity was checked, and refused
+                time.sleep(0.01)
+            time.sleep(0.3)
+            lb.switch(good.port, drop=True)  # the right server is back behind the address
+
+        with when(lambda: scored(good) >= 30, swap):
+            code = run(reward_config(tmp_path, [lb.url], **GRACE), data, tmp_path / "run")
+        assert code == 1, caplog.text[-3000:]
+        never_scored(wrong)
+        s = summary(tmp_path / "run")
+        assert s["scored"] == PROMPTS and s["complete"] is False
+        (change,) = s["changed"]
+        assert f"reward endpoint {lb.url} changed during the run: " in change and "another probe fingerprint" in change
+        assert "endpoint(s) changed during the run" in " ".join(s["partial"])
+        assert samples(tmp_path / "run") == alone
+
+        sent = good.units - good.probed
+        assert run(reward_config(tmp_path, [lb.url]), data, tmp_path / "run") == 0  # the rerun: nothing changed
+        assert good.units - good.probed == sent  # every prompt reused: what was stored came from the right server
+    assert summary(tmp_path / "run")["complete"] is True
+    assert samples(tmp_path / "run") == alone
+
+
+def test_a_rolling_update_with_so_reuseport_never_scores_the_new_server(alone, data, tmp_path, caplog, capsys):
+    """A second server binds the same port (SO_REUSEPORT) and the kernel spreads new connections over both; then
+    the first one goes. Each connection is checked over itself, so however the connections fall, the new server's
+    answers are never scored; once it alone remains, the run ends after the short grace (not the outage patience),
+    naming the rejection, never calling the endpoint down or the list empty."""
+    port = FakeVllm("reward", "fake-reward").port
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.05, port=port, reuse_port=True).start() as old,
+        FakeVllm("reward", "fake-reward", invert=True, port=port, reuse_port=True) as new,
+    ):
+
+        def roll() -> None:
+            new.start()
+            time.sleep(1.0)  # both listen: new connections go to either
+            old.stop()
+
+        started = time.monotonic()
+        with when(lambda: scored(old) >= 30, roll):
+            code = run(reward_config(tmp_path, [old.url], **GRACE), data, tmp_path / "run")
+        elapsed = time.monotonic() - started
+        never_scored(new)
+    assert code == 1 and elapsed < 60, (elapsed, caplog.text[-3000:])
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if x.startswith("error: "))
+    assert line.startswith(f"error: every reward endpoint serves another model (for 2s): {old.url}: "), line
+    assert "another probe fingerprint" in line and "down" not in line and "none" not in line
+    s = summary(tmp_path / "run")
+    assert s["complete"] is False and 30 <= s["scored"] < PROMPTS
+    assert all(line in alone for line in samples(tmp_path / "run"))  # what was scored is the old server's
+
+    with FakeVllm("reward", "fake-reward", port=port).start() as back:  # the right model again: the run resumes
+        assert run(reward_config(tmp_path, [back.url]), data, tmp_path / "run") == 0
+    assert samples(tmp_path / "run") == alone
+
+
+def test_a_load_balancer_that_moves_open_connections_is_found_at_the_end(alone, data, tmp_path, caplog):
+    """A proxy that sends each request to the backend of the moment moves requests without a new connection: the
+    check at the end of scoring finds the other server, every answer that endpoint gave in this run is held apart
+    (kept in the store's `held_apart`, never read as a score), its prompts are failures naming it (the report
+    groups them by endpoint) and are asked again by the next run; what the other endpoint answered alone stands."""
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.01).start() as good,
+        FakeVllm("reward", "fake-reward", invert=True).start() as wrong,
+        FaultProxy(good.url) as proxy,
+    ):
+
+        def move() -> None:
+            proxy.upstream = wrong.url
+
+        with when(lambda: scored(good) >= PROMPTS // 2, move):
+            code = run(reward_config(tmp_path, [good.url, proxy.url]), data, tmp_path / "run")
+        assert code == 1, caplog.text[-3000:]
+        out = tmp_path / "run"
+        s = summary(out)
+        assert s["complete"] is False and s["changed"], s
+        assert any(proxy.url in said for said in s["changed"])
+        assert all(line in alone for line in samples(out))  # no line holds what the other server said
+        failures = [json.loads(x) for x in (out / C.FAILURES_FILE).read_text().splitlines()]
+        assert failures and all(f["endpoint"] == proxy.url for f in failures)
+        assert s["scored"] > 0 and s["scored"] + len(failures) == PROMPTS
+        with sqlite3.connect(out / C.STORE_FILE) as db:
+            (held,) = db.execute("SELECT COUNT(*) FROM held_apart").fetchone()
+        assert held > 0 and stored(out) + held >= 2 * PROMPTS
+        assert main(["report", str(out)]) == 0  # the page groups the failures by the endpoint they failed at
+        (shown,) = page_data(out / C.REPORT_FILE)["runs"]
+        assert shown["failed_by_endpoint"] == {proxy.url: len(failures)}
+
+        proxy.upstream = good.url
+        assert run(reward_config(tmp_path, [proxy.url]), data, out) == 0
+    assert samples(out) == alone
+
+
+# --- judges: one identity for admission and the store ---------------------------------------------------------
+
+
+def judge_config(tmp_path: Path, urls: list[str], **extra: object) -> Path:
+    return config(tmp_path, "judge", {"judge": urls}, **extra)
+
+
+def chats(*fakes: FakeVllm) -> int:
+    return sum(f.scored["/v1/chat/completions"] for f in fakes)
+
+
+def test_judge_endpoints_on_two_release_series_are_not_one_judge(data, tmp_path, capsys, caplog):
+    """A judge's answers are stored per vLLM release series: two endpoints on 0.32 and 0.33 are refused together at
+    start, and a 0.33 one joining late is left out, naming why; it answers nothing."""
+    with (
+        FakeVllm("policy", "fake-judge", version="0.32.0").start() as a,
+        FakeVllm("policy", "fake-judge", version="0.33.0").start() as b,
+    ):
+        assert run(judge_config(tmp_path, [a.url, b.url]), data, tmp_path / "both") == 2
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        assert line.startswith("error: the judge endpoints serve different models: ") and "release series" in line
+        assert chats(a, b) == 0
+    with (
+        FakeVllm("policy", "fake-judge", version="0.32.0", delay=0.01).start() as a,
+        FakeVllm("policy", "fake-judge", version="0.33.0") as late,
+    ):
+        with when(lambda: chats(a) >= 10, late.start):
+            assert run(judge_config(tmp_path, [a.url, late.url]), data, tmp_path / "run") == 0
+        assert late.paths and chats(late) == 0
+    assert f"judge endpoint {late.url} is left out: " in caplog.text and "release series" in caplog.text
+    (answered,) = summary(tmp_path / "run")["answered_by"]
+    assert answered == {"role": "judge", "url": a.url, "release": "0.32.0", "prompts": PROMPTS}
+
+
+def test_every_release_that_answered_is_recorded_and_a_rerun_on_one_reuses_it(data, tmp_path):
+    """Patch releases of one series are one judge for the store: both answer, the summary names both releases,
+    and a rerun against either one alone asks nothing again."""
+    with (
+        FakeVllm("policy", "fake-judge", version="0.32.0", delay=0.01).start() as a,
+        FakeVllm("policy", "fake-judge", version="0.32.1", delay=0.01).start() as b,
+    ):
+        assert run(judge_config(tmp_path, [a.url, b.url]), data, tmp_path / "run") == 0
+        answered = summary(tmp_path / "run")["answered_by"]
+        assert {(x["url"], x["release"]) for x in answered} == {(a.url, "0.32.0"), (b.url, "0.32.1")}
+        assert sum(x["prompts"] for x in answered) >= PROMPTS
+        lines = [json.loads(x) for x in (tmp_path / "run" / C.SAMPLES_FILE).read_text().splitlines()]
+        assert all({y["release"] for y in line["answered_by"]} <= {"0.32.0", "0.32.1"} for line in lines)
+        asked = chats(a, b)
+        assert run(judge_config(tmp_path, [b.url]), data, tmp_path / "run") == 0
+        assert chats(a, b) == asked  # every verdict reused, whichever release gave it
+
+
+def test_a_judge_upgraded_in_place_to_another_series_is_taken_out(data, tmp_path, caplog):
+    """A judge restarted on 0.33 behind the same address is another judge for the store: the new connection's
+    check refuses it and nothing it says is stored under 0.32's epoch."""
+    with (
+        FakeVllm("policy", "fake-judge", version="0.32.0", delay=0.01).start() as old,
+        FakeVllm("policy", "fake-judge", version="0.33.0").start() as upgraded,
+        TcpSwitch(old.port) as lb,
+    ):
+        with when(lambda: chats(old) >= 20, lambda: lb.switch(upgraded.port, drop=True)):
+            code = run(judge_config(tmp_path, [lb.url], **GRACE), data, tmp_path / "run")
+        assert code == 1
+        assert chats(upgraded) == 0 and upgraded.paths.count("/version") > 0
+    s = summary(tmp_path / "run")
+    assert s["complete"] is False and "release series" in s["changed"][0] and "'0.33.0'" in s["changed"][0]
+    assert {x["release"] for x in s["answered_by"]} == {"0.32.0"}
