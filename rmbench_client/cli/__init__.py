@@ -63,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_score.add_argument("--domain", metavar="NAME", help="RM-Bench domain of records that carry none")
     p_score.add_argument("--json", action="store_true", help="print one JSON object (fractions in [0, 1])")
     p_score.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
-    p_score.add_argument("--threshold", type=_unit_interval, metavar="T", help="process benchmarks: a step "
-                         f"scored above T is judged correct (default {C.PRM_THRESHOLD})")  # fmt: skip
+    p_score.add_argument("--threshold", type=_unit_interval, metavar="T",
+                         help=f"process benchmarks: each step's score against T (default {C.PRM_THRESHOLD}), by the "
+                         f"benchmark's own rule. {benchmarks.step_rules()}")  # fmt: skip
 
     add_compare_parser(sub, common)
     add_report_parser(sub, common)
