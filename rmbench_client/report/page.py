@@ -105,7 +105,8 @@ def lost_any(rec: PromptScores) -> bool:
 
 def _sources(runs: list[Run], data: str | Sequence[str] | None) -> list[list[str]]:
     """Per run, the data it is shown with: one --data per run (runs on versions of one file), one for all, or the
-    files the summaries name."""
+    files its own summary names (each run its own: runs on two versions of one file each find theirs); a run whose
+    summary names none (an older run) is shown with the files the others name."""
     given = [data] if isinstance(data, str) else list(data or [])
     if len(given) > 1:
         if len(given) != len(runs):
@@ -114,11 +115,12 @@ def _sources(runs: list[Run], data: str | Sequence[str] | None) -> list[list[str
         return [[d] for d in given]
     if given:
         return [given] * len(runs)
-    found = list(dict.fromkeys(src for r in runs for src in r.summary.info.data.sources))
-    if not found:
+    own = [list(r.summary.info.data.sources) for r in runs]
+    named = list(dict.fromkeys(src for sources in own for src in sources))
+    if not named:
         names = ", ".join(r.name for r in runs)
         raise DataError(f"{names}: the summary names no data files (an older run); pass --data PATH")
-    return [found] * len(runs)
+    return [sources or named for sources in own]
 
 
 def load_examples(
