@@ -130,8 +130,9 @@ def score(
     undecided = int((predicted == -2).sum())
     if undecided:
         summary.undecided = Undecided(solutions=undecided,
-                                      why="scores stop before any step is scored below the threshold (input cut at "
-                                          "the length limit): no prediction, counted as a miss")  # fmt: skip
+                                      why="scores stop before any step is scored below the threshold (an input cut "
+                                          "at the length limit, or a critique that named no paragraph of the "
+                                          "solution): no prediction, counted as a miss")  # fmt: skip
     return summary
 
 
