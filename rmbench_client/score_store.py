@@ -11,14 +11,15 @@ is keyed by that role's identity alone, so another DPO mode reuses what the role
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import ConfigError
+from .errors import ConfigError, StorageError
 from .model_identity import fingerprints_match, judge_identity
 
 # The key format this code writes (table `meta`). Format 1 (no `meta` table) keyed on the served identity: its keys
@@ -70,6 +71,25 @@ class ScoreStore:
     """Append-only key -> value store; a `kill -9` loses at most the results not yet returned."""
 
     def __init__(self, path: Path, read_only: bool = False) -> None:
+        self.path = path
+        try:
+            with self._reporting():
+                self._open(path, read_only)
+        except StorageError:
+            if hasattr(self, "_db"):
+                self._db.close()
+            raise
+
+    @contextlib.contextmanager
+    def _reporting(self) -> Iterator[None]:
+        """SQLite's errors ("database or disk is full", "attempt to write a readonly database", "disk I/O error")
+        as a StorageError naming the run directory and the store, with the free space when the disk is full."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StorageError.of(self.path.parent, self.path.name, exc) from None
+
+    def _open(self, path: Path, read_only: bool) -> None:
         self._put_hashes: set[int] | None
         if read_only:  # a look at an existing store (`run --dry-run`, `status`): nothing is created or written
             self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
@@ -112,6 +132,10 @@ class ScoreStore:
             )
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Any]:
+        with self._reporting():
+            return self._get_many(keys)
+
+    def _get_many(self, keys: Iterable[str]) -> dict[str, Any]:
         wanted = list(dict.fromkeys(keys))
         if self._put_hashes is not None:
             wanted = [k for k in wanted if hash(k) in self._put_hashes]
@@ -125,7 +149,7 @@ class ScoreStore:
 
     def put_many(self, items: dict[str, Any]) -> None:
         rows = [(k, json.dumps(v, allow_nan=False)) for k, v in items.items()]  # a NaN is never stored
-        with self._db:  # one transaction for one request's results
+        with self._reporting(), self._db:  # one transaction for one request's results
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO scores (key, value) VALUES (?, ?)", rows)
         if self._put_hashes is not None:
@@ -139,6 +163,10 @@ class ScoreStore:
         """The recorded epoch of this model, or None when the store has never seen it: the one whose fingerprint
         matches (whatever the served name, path or max_model_len); without a fingerprint (a judge), the one
         served alike: the same identity but for the server's patch release."""
+        with self._reporting():
+            return self._known_epoch(role, served, fingerprint)
+
+    def _known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
         if fingerprint is None:  # alike: the same but for the server's patch release (`judge_identity`)
             query = "SELECT epoch, served FROM models WHERE role = ? AND fingerprint = 'null'"
             for epoch, known in self._db.execute(query, (role,)).fetchall():
@@ -159,9 +187,10 @@ class ScoreStore:
         if known is not None:
             return known
         served_json = json.dumps(served, sort_keys=True)
-        count = self._db.execute("SELECT COUNT(*) FROM models").fetchone()[0]
+        with self._reporting():
+            count = self._db.execute("SELECT COUNT(*) FROM models").fetchone()[0]
         epoch = hashlib.sha256(f"{role}\0{served_json}\0{fingerprint}\0{count}".encode()).hexdigest()[:16]
-        with self._db:
+        with self._reporting(), self._db:
             self._db.execute("BEGIN")
             self._db.execute(
                 "INSERT INTO models (epoch, role, served, fingerprint) VALUES (?, ?, ?, ?)",
@@ -170,7 +199,8 @@ class ScoreStore:
         return epoch
 
     def count(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
+        with self._reporting():
+            return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
 
     def close(self) -> None:
         self._db.close()

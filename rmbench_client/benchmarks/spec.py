@@ -109,7 +109,7 @@ class Benchmark(Generic[S]):
     expected_groups: tuple[str, ...] = ()  # groups a complete run scores (a missing one makes the run partial)
     # the benchmark's own result files: (run directory, run, summary, examples by id, scores) -> the files written
     write_files: Callable[[Path, RunMeta, S, Mapping[str, Example], Records], list[Path]] = _no_files
-    own_outputs: tuple[str, ...] = ()  # their names in a run directory (globs allowed): cleared when a run starts
+    own_outputs: tuple[str, ...] = ()  # their names in a run directory (globs allowed): go with the earlier result
     judge_mode: JudgeMode = "pairwise"  # how a generative judge scores a prompt
     # a results file's object (subset scores, e.g. eval-set/<model>.json) -> its summary; None: not this benchmark's
     results_summary: Callable[[dict[str, Any], str], S | None] | None = None
