@@ -51,16 +51,16 @@ class StorageError(RmbError):
     full"); the message names the directory, the file and the OS error."""
 
     @classmethod
-    def of(cls, directory: Path, what: str, exc: BaseException) -> StorageError:
-        """The error for `what` (a file of the run directory, or what was done to it) failing with `exc` (an
-        OSError, or SQLite's error), with the free space when the file system is (nearly) full."""
+    def of(cls, directory: Path, what: str, exc: BaseException, kind: str = "run directory") -> StorageError:
+        """The error for `what` (a file of the directory, or what was done to it) failing with `exc` (an OSError,
+        or SQLite's error), with the free space when the file system is (nearly) full."""
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         try:
             free = shutil.disk_usage(directory).free
         except OSError:
             free = None
         full = f" ({free} bytes free on its file system)" if free is not None and free < LOW_SPACE_BYTES else ""
-        return cls(f"run directory {directory}: {what}: {reason}{full}")
+        return cls(f"{kind} {directory}: {what}: {reason}{full}")
 
 
 class ServerError(RmbError):

@@ -37,13 +37,23 @@ STORE_FILES = (C.STORE_FILE, C.STORE_FILE + "-wal", C.STORE_FILE + "-shm")
 
 
 @contextlib.contextmanager
-def reporting(directory: Path, what: str) -> Iterator[None]:
-    """An OSError in the block (no space left, a read-only file system) as a StorageError naming the directory,
-    `what` was being written and the OS error."""
+def reporting(directory: Path, what: str, kind: str = "run directory") -> Iterator[None]:
+    """An OSError in the block (no space left, a read-only file system) as a StorageError naming the directory
+    (a `kind` of directory), `what` was being written and the OS error."""
     try:
         yield
     except OSError as exc:
-        raise StorageError.of(directory, what, exc) from None
+        raise StorageError.of(directory, what, exc, kind) from None
+
+
+def make_directory(path: Path, kind: str = "run directory") -> Path:
+    """The directory, made with its parents where missing; one ConfigError naming it when it cannot be (an --out of
+    /dev/null/x or /proc/x, a read-only parent)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{kind} {path} cannot be created: {exc.strerror or exc}") from None
+    return path
 
 
 class RunDirectory:
@@ -56,10 +66,7 @@ class RunDirectory:
     def __enter__(self) -> RunDirectory:
         from filelock import FileLock, Timeout  # imported when a lock is taken: `status` and `--help` need none
 
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # /dev/null/x, /proc/x, a read-only parent
-            raise ConfigError(f"run directory {self.path} cannot be created: {exc.strerror or exc}") from None
+        make_directory(self.path)
         lock = FileLock(self.path / C.LOCK_FILE, thread_local=False, on_acquired=_write_pid)
         try:  # a moment's wait: `status` looking at the lock holds it that long
             lock.acquire(timeout=C.LOCK_PROBE_S)

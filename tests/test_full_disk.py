@@ -148,6 +148,24 @@ def test_an_out_that_cannot_be_created_is_one_error_line(tmp_path, out):
     one_error_line(proc, 2, f"run directory {out} cannot be created: ")
 
 
+@pytest.mark.parametrize("out", ["/dev/null/x", "/proc/x"])
+def test_a_suite_report_or_chart_out_that_cannot_be_created_is_one_error_line(tmp_path, out):
+    data = tmp_path / "pairwise"
+    data.mkdir()
+    (data / "p.jsonl").write_text(json.dumps({"prompt": "q", "chosen": "a longer answer", "rejected": "b"}) + "\n")
+    proc = cli("suite", "--model", "baseline:longer", "--data", str(tmp_path), "--out", out, "--no-progress")
+    one_error_line(proc, 2, f"suite directory {out} cannot be created: ")
+    run = tmp_path / "run"
+    made = cli("run", "--model", "baseline:longer", "--benchmark", "pairwise", "--data", str(data), "--out", str(run))
+    assert made.returncode == 0, made.stderr
+    proc = cli("report", str(run), "--out", f"{out}/page.html")
+    one_error_line(proc, 2, f"the page's directory {out} cannot be created: ")
+    proc = cli("compare", str(run), str(run), "--chart", f"{out}/chart.png")
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith(
+        f"error: the chart's directory {out} cannot be created: "), proc.stderr  # fmt: skip
+    assert "Traceback" not in proc.stderr
+
+
 def test_a_read_only_run_directory_is_one_error_line(tmp_path):
     with small_disk(tmp_path / "disk") as disk:
         with FakeVllm() as fake:

@@ -35,7 +35,7 @@ from ..data_hashes import file_sha256, prompt_hash
 from ..datasets import load_dataset
 from ..errors import DataError
 from ..examples import Example, PromptScores, prompt_text, response_lengths
-from ..run_directory import write_atomic
+from ..run_directory import make_directory, reporting, write_atomic
 from ..score_files import read_scores
 from ..summary import RunSummary
 from . import differences, process_page
@@ -85,7 +85,9 @@ def write_report(
     """Build the page of these runs and write it; returns its path and the notes on its data files."""
     target = Path(out) if out is not None else default_out(paths)
     data_ = build(paths, data=data, seed=seed)
-    return write_atomic(target, render_page(data_)), data_["notes"]
+    make_directory(target.parent, "the page's directory")  # an --out of /dev/null/x/page.html: one line
+    with reporting(target.parent, f"writing {target.name}", "the page's directory"):
+        return write_atomic(target, render_page(data_)), data_["notes"]
 
 
 def _width(rec: PromptScores) -> int:
