@@ -92,14 +92,14 @@ def stopped_by(exc: BaseException) -> str:
 
 
 def unwritten(directory: Path, exc: StorageError, first: BaseException | None, aborted: str | None) -> str:
-    """The one line for outputs that could not be written: the error that stopped the run first, when there was
-    one (a store that could not be written on the same full disk), then this one, and what the directory keeps."""
+    """The one line for outputs that could not be written: what stopped the run first, when something did (a store
+    that could not be written on the same full disk, in this process or a worker), then this, and what is kept."""
     kept = (f"{directory} keeps the earlier run's outputs, the store every score committed; the same command "
             "resumes once it can write")  # fmt: skip
-    if isinstance(first, StorageError):
-        return f"{first}; the outputs could not be written either ({exc}): {kept}"
-    stopped = f" (the run had stopped: {aborted})" if aborted else ""
-    return f"{exc}{stopped}: {kept}"
+    cause = str(first) if isinstance(first, StorageError) else aborted  # a worker's error is in `aborted`
+    if cause:
+        return f"{cause}; the outputs could not be written either ({exc}): {kept}"
+    return f"{exc}: {kept}"
 
 
 def load_examples(cfg: RunConfig, bench: Benchmark[Any]) -> tuple[Dataset, list[Example]]:
