@@ -166,6 +166,12 @@ class RunSummary:
     def scored_groups(self) -> list[str]:
         return self.bench.scored_groups(self.numbers)
 
+    def undefined(self) -> dict[str, str]:
+        """Each undefined figure (None in the summary) with why, by name: a headline column's name, or the
+        benchmark's own name for a figure of a group (ProcessBench's `gsm8k/error_acc`)."""
+        found = self.raw.get("undefined")
+        return {str(k): str(v) for k, v in found.items()} if isinstance(found, Mapping) else {}
+
 
 def read_summary(raw: object, where: str) -> RunSummary:
     """The typed view of a summary object; a DataError naming `where` when it is no known benchmark's summary or

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NotRequired, TypedDict, TypeVar
 
 import msgspec
 
@@ -48,12 +48,14 @@ S = TypeVar("S")  # a benchmark's summary: its `Summary` subclass (or a plain di
 
 class Row(TypedDict):
     """One row of a summary's table (the terminal table, the report page's JSON): a group or a total, a cell per
-    column (`[value]`, `[value, low, high]`, or None where the group has no value) and its number of prompts."""
+    column (`[value]`, `[value, low, high]`, or None where the group has no value) and its number of prompts;
+    `why`: a column's reason for a None cell where the figure is undefined (not merely absent)."""
 
     name: str
     values: list[list[float] | None]
     n: int | None
     total: bool
+    why: NotRequired[dict[str, str]]
 
 
 @dataclass(frozen=True)

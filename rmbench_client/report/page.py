@@ -211,6 +211,7 @@ def _run_data(
         "complete": info.complete,
         "partial": info.partial,
         "warnings": info.warnings or [],
+        "undefined": [f"{name}: {why}" for name, why in summary.undefined().items()],
         "counts": {"prompts": info.prompts, "scored": info.scored, "failed": info.failed},
         "columns": columns,
         "rows": rows,
@@ -235,7 +236,8 @@ def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) ->
         "header": header,
         "rows": rows,
         "intervals": intervals,
-        "differences": differences.page_json(comparison.differences(runs, paired, seed=seed)),
+        "differences": differences.page_json(tested := comparison.differences(runs, paired, seed=seed)),
+        "why_not": comparison.untested(runs, tested),
     }
 
 
