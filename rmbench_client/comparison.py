@@ -4,12 +4,14 @@ headline number against the first run (benchmarks/shared/significance.py), typed
 page and the API's `compare` show these; report/differences.py says how.
 
 A difference is run minus first run (a fraction), with its paired bootstrap 95% interval, the paired permutation
-test's p-value, and whether p < 0.05.
+test's p-value, and whether p < 0.05. A number undefined over the shared prompts (ProcessBench's F1 of a split of
+one kind) has no difference: it is left out, and the notes say why.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,7 +195,11 @@ def differences(
         shared=int(result["shared"]),
         left_out=tuple(int(k) for k in result["left_out"]),
         differences=tuple(
-            {name: Difference(d["diff"], d["ci"][0], d["ci"][1], d["p"], d["significant"]) for name, d in run.items()}
+            {
+                name: Difference(d["diff"], d["ci"][0], d["ci"][1], d["p"], d["significant"])
+                for name, d in run.items()
+                if math.isfinite(d["diff"])  # an undefined number has no difference (`untested`)
+            }
             for run in result["differences"]
         ),
     )
@@ -205,4 +211,24 @@ def compared(runs: Sequence[Run], seed: int = C.BOOTSTRAP_SEED) -> tuple[PairedD
     if len(runs) < 2:
         return None, []
     scores, why_not = load_samples(runs)
-    return (differences(runs, scores, seed=seed) if scores is not None else None), why_not
+    if scores is None:
+        return None, why_not
+    paired = differences(runs, scores, seed=seed)
+    return paired, why_not + untested(runs, paired)
+
+
+def untested(runs: Sequence[Run], paired: PairedDifferences) -> list[str]:
+    """A note per run for the headline numbers it has no difference in (undefined over the shared prompts in it
+    or in the first run), with the runs' reasons where their summaries give them."""
+    names = [name for name, _ in runs[0].summary.headline()]
+    notes = []
+    for run, found in zip(runs[1:], paired.differences, strict=True):
+        scored = {*runs[0].summary.scored_groups(), *run.summary.scored_groups(), names[-1]}  # the last leads
+        missing = [n for n in names if n not in found and n in scored]  # a group neither run scored: no note
+        if not missing:
+            continue
+        why = [f"{r.name}: {n}: {w}" for r in (runs[0], run) for n in missing if (w := r.summary.undefined().get(n))]
+        reasons = f" ({'; '.join(why)})" if why else ""
+        notes.append(f"{run.name} against {runs[0].name}: no difference in {', '.join(missing)}, undefined over the "
+                     f"shared prompts{reasons}")  # fmt: skip
+    return notes

@@ -76,6 +76,10 @@ RUNS_DIR = "runs"
 SUITE_NOTE_CHARS = 200  # suite.md's note on a partial benchmark is cut here (suite.json keeps it whole)
 PROMPT_HASH_CHARS = 16  # hex digits of a prompt's content hash in summary.json (64 bits: no collision in practice)
 SAMPLES_FILE = "samples.jsonl"
+# the lines of the run in progress, appended as prompts finish (what `status` counts); the run's outputs replace
+# samples.jsonl, failures.jsonl and summary.json together when it ends, and this file goes
+PROGRESS_FILE = "progress.jsonl"
+LOW_SPACE_BYTES = 2**20  # a storage error in a directory with less free space than this says the disk is full
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.yaml"
 STORE_FILE = "scores.sqlite"

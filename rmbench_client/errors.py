@@ -6,6 +6,8 @@ RmbError                      anything this package raises on purpose
 │   ├── ConfigError           a config file or flag is invalid
 │   │   └── EndpointChanged   an endpoint's server now serves another model (found when a connection is checked)
 │   └── RunLockedError        another run holds the run directory
+├── StorageError              the run directory cannot be written (a full disk, a read-only file system): names the
+│                             directory and the OS error; the earlier outputs stay, the store keeps what it holds
 ├── ServerError               a server could not be started or stopped
 ├── TrackerError              MLflow or W&B refused what a tracker logged (the run's files are written)
 └── EndpointError             an endpoint is unusable (wrong key, every endpoint down): the run stops
@@ -19,6 +21,10 @@ RmbError                      anything this package raises on purpose
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
+
+from .constants import LOW_SPACE_BYTES
 
 
 class RmbError(Exception):
@@ -49,6 +55,23 @@ class EndpointChanged(ConfigError):
 
 class RunLockedError(UserError):
     """Another run is writing into the same run directory."""
+
+
+class StorageError(RmbError):
+    """Writing the run directory failed (no space left, a read-only file system, SQLite's "database or disk is
+    full"); the message names the directory, the file and the OS error."""
+
+    @classmethod
+    def of(cls, directory: Path, what: str, exc: BaseException, kind: str = "run directory") -> StorageError:
+        """The error for `what` (a file of the directory, or what was done to it) failing with `exc` (an OSError,
+        or SQLite's error), with the free space when the file system is (nearly) full."""
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        try:
+            free = shutil.disk_usage(directory).free
+        except OSError:
+            free = None
+        full = f" ({free} bytes free on its file system)" if free is not None and free < LOW_SPACE_BYTES else ""
+        return cls(f"{kind} {directory}: {what}: {reason}{full}")
 
 
 class ServerError(RmbError):

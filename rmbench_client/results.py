@@ -44,11 +44,13 @@ def status_of(complete: bool, failed: int, aborted: str | None) -> Status:
 @dataclass(frozen=True)
 class Estimate:
     """A number with its 95% interval (`low`, `high`: None where the benchmark gives none). `value` is None where
-    the run has no value (a group with no data)."""
+    the run has no value (a group with no data) or the number is undefined: then `reason` says why (ProcessBench's
+    F1 of a split whose solutions are all correct)."""
 
     value: float | None
     low: float | None = None
     high: float | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -192,24 +194,25 @@ def api_words(text: str) -> str:
     return text
 
 
-def _estimate(value: Any, interval: Any) -> Estimate:
+def _estimate(value: Any, interval: Any, reason: str | None = None) -> Estimate:
     number = float(value) if isinstance(value, int | float) else None
-    if isinstance(interval, list | tuple) and len(interval) == 2:
-        return Estimate(number, float(interval[0]), float(interval[1]))
-    return Estimate(number)
+    why = reason if number is None else None
+    if isinstance(interval, list | tuple) and len(interval) == 2 and all(isinstance(b, int | float) for b in interval):
+        return Estimate(number, float(interval[0]), float(interval[1]), why)
+    return Estimate(number, reason=why)
 
 
 def scores_of(summary: RunSummary) -> Scores:
     """The typed numbers of a summary (a run's or a re-scoring's)."""
-    intervals = summary.intervals()
-    headlines = {name: _estimate(value, intervals.get(name)) for name, value in summary.headline()}
+    intervals, undefined = summary.intervals(), summary.undefined()
+    headlines = {name: _estimate(value, intervals.get(name), undefined.get(name)) for name, value in summary.headline()}
     columns, rows = summary.bench.summary_rows(summary.numbers)
     groups = []
     for row in rows:
-        numbers = {}
+        numbers, why = {}, row.get("why", {})
         for col, cell in zip(columns, row["values"], strict=False):
             values = list(cell) if isinstance(cell, list | tuple) else [cell]  # [value] or [value, low, high]
-            numbers[col] = _estimate(values[0], values[1:3])
+            numbers[col] = _estimate(values[0], values[1:3], why.get(col))
         groups.append(Group(str(row["name"]), numbers, row.get("n"), bool(row.get("total"))))
     name, _ = summary.leading()  # as `suite` shows it
     return Scores(

@@ -23,16 +23,17 @@ import msgspec
 
 from . import constants as C
 from . import event_loop, workers
+from .atomic_write import replacing
 from .benchmarks import registry as benchmarks
 from .benchmarks.spec import Benchmark, RunMeta
 from .blas_threads import few_blas_threads
 from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
-from .errors import ConfigError, RmbError
+from .errors import ConfigError, RmbError, StorageError
 from .examples import Example, PromptScores, response_lengths
 from .interrupts import Interrupted, RunSignals
 from .provenance import tally
-from .run_directory import RunDirectory
+from .run_directory import RunDirectory, reporting
 from .score_store import OpenRun, ScoreStore
 from .scoring_loop import Outcome, Spread, sample_line, score_examples
 from .summary import RunFacts, run_info
@@ -59,25 +60,31 @@ class RunResult:
 
 class RunFiles(OpenRun):
     """The run directory's files, touched only once the servers have passed the start-up checks: a run that
-    cannot reach its servers, or is given the wrong model, leaves the previous run's outputs as they were."""
+    cannot reach its servers, or is given the wrong model, leaves the previous run's outputs as they were. The
+    earlier outputs stay until this run's replace them (`write_outputs`)."""
 
-    def __init__(self, run_dir: RunDirectory, cfg: RunConfig, fresh: bool, own: Sequence[str] = ()) -> None:
+    def __init__(self, run_dir: RunDirectory, cfg: RunConfig, fresh: bool) -> None:
         super().__init__()
-        self.run_dir, self.cfg, self.fresh, self.own = run_dir, cfg, fresh, own
+        self.run_dir, self.cfg, self.fresh = run_dir, cfg, fresh
 
     def start(self, touch: Callable[[], None]) -> tuple[ScoreStore, IO[str]]:
-        """Clear the derived outputs (with `fresh` the store too), write the config, open the store and samples;
-        `touch()` just before the first change (it raises when the run must not begin)."""
+        """With `fresh` remove the store, write the config, open the store and the progress file; `touch()` just
+        before the first change (it raises when the run must not begin)."""
         path = self.run_dir.path / C.STORE_FILE
-        if not self.fresh:  # a store this code cannot read is refused before anything is cleared
+        if not self.fresh:  # a store this code cannot read (or open: a full disk) is refused before any change
             self.store = ScoreStore(path)
-        touch()
-        self.run_dir.clear(self.fresh, self.own)
-        self.run_dir.write_text(C.CONFIG_FILE, dump_config(self.cfg))
+        # the config written in full before the run begins, renamed into place once it has: a directory that
+        # cannot be written (a full disk) ends the run here with nothing changed, --fresh's store included
+        with (
+            reporting(self.run_dir.path, f"writing {C.CONFIG_FILE}"),
+            replacing(self.run_dir.path / C.CONFIG_FILE) as tmp,
+        ):
+            tmp.write_text(dump_config(self.cfg), encoding="utf-8")
+            touch()
+        samples = self.run_dir.begin(self.fresh)
+        self.samples = samples
         if self.store is None:
             self.store = ScoreStore(path)
-        samples = (self.run_dir.path / C.SAMPLES_FILE).open("w", encoding="utf-8")
-        self.samples = samples
         return self.store, samples
 
 
@@ -88,6 +95,17 @@ def stopped_by(exc: BaseException) -> str:
     if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):  # the caller's, where it handles its signals
         return f"interrupted ({type(exc).__name__})"
     return f"stopped by an unexpected error: {type(exc).__name__}: {exc}"
+
+
+def unwritten(directory: Path, exc: StorageError, first: BaseException | None, aborted: str | None) -> str:
+    """The one line for outputs that could not be written: what stopped the run first, when something did (a store
+    that could not be written on the same full disk, in this process or a worker), then this, and what is kept."""
+    kept = (f"{directory} keeps the earlier run's outputs, the store every score committed; the same command "
+            "resumes once it can write")  # fmt: skip
+    cause = str(first) if isinstance(first, StorageError) else aborted  # a worker's error is in `aborted`
+    if cause:
+        return f"{cause}; the outputs could not be written either ({exc}): {kept}"
+    return f"{exc}: {kept}"
 
 
 def load_examples(cfg: RunConfig, bench: Benchmark[Any]) -> tuple[Dataset, list[Example]]:
@@ -114,7 +132,7 @@ def run(
     with signals:
         dataset, examples = load_examples(cfg, bench)
         with RunDirectory(cfg.out_dir()) as run_dir:
-            files = RunFiles(run_dir, cfg, fresh, bench.own_outputs)
+            files = RunFiles(run_dir, cfg, fresh)
             outcome = Outcome()
             error: BaseException | None = None
             spread: Spread | None = None  # several scoring processes (workers.py)
@@ -137,8 +155,11 @@ def run(
                 log.warning("%s", warning)
             facts = RunFacts(cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity,
                              outcome.aborted, outcome.changes, outcome.failed_at)  # fmt: skip
-            with few_blas_threads():  # the scoring's numpy work
-                summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
+            try:
+                with few_blas_threads():  # the scoring's numpy work
+                    summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
+            except StorageError as exc:  # a full disk: the first cause first, and what is kept
+                raise StorageError(unwritten(run_dir.path, exc, error, outcome.aborted)) from None
     if error is not None:
         raise error
     ended_by = outcome.signal or signals.signal  # the latter: one that came while the outputs were written
@@ -163,10 +184,8 @@ def write_outputs(
     facts) and the benchmark's own files; summary.json's object."""
     examples = {ex.id: ex for ex in facts.examples}
     scores = [by_id[ex.id] for ex in facts.examples if ex.id in by_id]
-    run_dir.write_text(C.SAMPLES_FILE, (sample_line(bench, examples[s.id], s) for s in scores))
     failures = "".join(json.dumps(failure_record(rid, r, facts.failed_at.get(rid))) + "\n"
                        for rid, r in facts.failures.items())  # fmt: skip
-    run_dir.write_text(C.FAILURES_FILE, failures)
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
     options = {"threshold": facts.cfg.prm.threshold} if bench.process else {}  # a process benchmark's only option
     numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options) if scores else None
@@ -180,11 +199,19 @@ def write_outputs(
         if (spent := run_cost(s.details for s in scores)) is not None:
             info.judge_cost = spent  # what the judge spent on the verdicts in this result (reused ones too)
     summary: dict[str, Any] = head | msgspec.to_builtins(info)
-    run_dir.write_json(C.SUMMARY_FILE, summary)
+    outputs = {
+        C.SAMPLES_FILE: (sample_line(bench, examples[s.id], s) for s in scores),
+        C.FAILURES_FILE: failures,
+        C.SUMMARY_FILE: json.dumps(summary, indent=2) + "\n",  # last: the new result is there once it is
+    }
+    # the earlier page and the benchmark's own files describe the earlier result: they go with it
+    run_dir.replace_outputs(outputs, stale=(C.REPORT_FILE, *bench.own_outputs))
     if numbers is not None:
         cfg = facts.cfg
         template = cfg.reward.template if cfg.type == "reward" else cfg.dpo.template
         own = None if template in ("server", "ids") else template  # reward-bench's chat_template: "tokenizer"
         meta = RunMeta(cfg.model, cfg.type, cfg.dpo.reward, own, heatmaps)
-        bench.write_files(run_dir.path, meta, numbers, examples, scores)
+        with reporting(run_dir.path, f"writing {bench.title or bench.name}'s own files"):
+            bench.write_files(run_dir.path, meta, numbers, examples, scores)
+    run_dir.finish()
     return summary

@@ -16,14 +16,15 @@ writing (its old rows: unknown). Answers found to come from a server that change
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import ConfigError
+from .errors import ConfigError, StorageError
 from .model_identity import fingerprints_match, judge_identity
 from .provenance import Record, encoded, named
 
@@ -76,6 +77,25 @@ class ScoreStore:
     """Append-only key -> value store; a `kill -9` loses at most the results not yet returned."""
 
     def __init__(self, path: Path, read_only: bool = False) -> None:
+        self.path = path
+        try:
+            with self._reporting():
+                self._open(path, read_only)
+        except StorageError:
+            if hasattr(self, "_db"):
+                self._db.close()
+            raise
+
+    @contextlib.contextmanager
+    def _reporting(self) -> Iterator[None]:
+        """SQLite's errors ("database or disk is full", "attempt to write a readonly database", "disk I/O error")
+        as a StorageError naming the run directory and the store, with the free space when the disk is full."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StorageError.of(self.path.parent, self.path.name, exc) from None
+
+    def _open(self, path: Path, read_only: bool) -> None:
         self._put_hashes: set[int] | None
         self._sources: dict[str, int] = {}  # answerers' text -> id, as this process met them
         self._records: dict[int, Record] = {}
@@ -134,6 +154,10 @@ class ScoreStore:
 
     def get_many(self, keys: Iterable[str], sources: dict[str, int | None] | None = None) -> dict[str, Any]:
         """The stored values of `keys` (those stored); with `sources`, each found key's source id goes there."""
+        with self._reporting():
+            return self._get_many(keys, sources)
+
+    def _get_many(self, keys: Iterable[str], sources: dict[str, int | None] | None) -> dict[str, Any]:
         wanted = list(dict.fromkeys(keys))
         if self._put_hashes is not None:
             wanted = [k for k in wanted if hash(k) in self._put_hashes]
@@ -153,9 +177,10 @@ class ScoreStore:
 
     def put_many(self, items: dict[str, Any], answered: Record = ()) -> None:
         """Store the values of one request (or prompt), with what answered them."""
-        source = self._source_id(answered) if answered else None
+        with self._reporting():
+            source = self._source_id(answered) if answered else None
         rows = [(k, json.dumps(v, allow_nan=False), source) for k, v in items.items()]  # a NaN is never stored
-        with self._db:  # one transaction for one request's results
+        with self._reporting(), self._db:  # one transaction for one request's results
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO scores (key, value, source) VALUES (?, ?, ?)", rows)
         if self._put_hashes is not None:
@@ -210,6 +235,10 @@ class ScoreStore:
         """The recorded epoch of this model, or None when the store has never seen it: the one whose fingerprint
         matches (whatever the served name, path or max_model_len); without a fingerprint (a judge), the one
         served alike: the same identity but for the server's patch release."""
+        with self._reporting():
+            return self._known_epoch(role, served, fingerprint)
+
+    def _known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
         if fingerprint is None:  # alike: the same but for the server's patch release (`judge_identity`)
             query = "SELECT epoch, served FROM models WHERE role = ? AND fingerprint = 'null'"
             for epoch, known in self._db.execute(query, (role,)).fetchall():
@@ -230,9 +259,10 @@ class ScoreStore:
         if known is not None:
             return known
         served_json = json.dumps(served, sort_keys=True)
-        count = self._db.execute("SELECT COUNT(*) FROM models").fetchone()[0]
+        with self._reporting():
+            count = self._db.execute("SELECT COUNT(*) FROM models").fetchone()[0]
         epoch = hashlib.sha256(f"{role}\0{served_json}\0{fingerprint}\0{count}".encode()).hexdigest()[:16]
-        with self._db:
+        with self._reporting(), self._db:
             self._db.execute("BEGIN")
             self._db.execute(
                 "INSERT INTO models (epoch, role, served, fingerprint) VALUES (?, ?, ?, ?)",
@@ -241,7 +271,8 @@ class ScoreStore:
         return epoch
 
     def count(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
+        with self._reporting():
+            return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
 
     def close(self) -> None:
         self._db.close()

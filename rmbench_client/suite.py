@@ -22,7 +22,7 @@ from .benchmarks import registry as benchmarks
 from .config import RunConfig
 from .datasets import data_folder
 from .errors import DataError
-from .run_directory import write_atomic
+from .run_directory import make_directory, reporting, write_atomic
 from .summary import RunSummary, load_summary
 
 SUITE_JSON = "suite.json"
@@ -76,6 +76,7 @@ def run_suite(
     still run), then write the suite's table from the run directories."""
     errors: dict[str, str] = {}
     planned = plan_suite(base, names, data_root)
+    make_directory(model_dir(base), "suite directory")  # an --out that cannot be made: before any benchmark runs
     for p in planned:
         if p.cfg is None:
             continue
@@ -131,9 +132,10 @@ def write_suite(
     for name, why in errors.items():
         row[name] = {"status": "error", "why": why}
     suite = {"model": model, "benchmarks": list(names), "results": row}
-    directory.mkdir(parents=True, exist_ok=True)
-    write_atomic(directory / SUITE_JSON, json.dumps(suite, indent=2) + "\n")
-    write_atomic(directory / SUITE_MD, markdown([suite]))
+    make_directory(directory, "suite directory")
+    with reporting(directory, "writing the suite's table", "suite directory"):
+        write_atomic(directory / SUITE_JSON, json.dumps(suite, indent=2) + "\n")
+        write_atomic(directory / SUITE_MD, markdown([suite]))
     return suite
 
 

@@ -177,6 +177,16 @@ class RunSummary:
     def scored_groups(self) -> list[str]:
         return self.bench.scored_groups(self.numbers)
 
+    def undefined(self) -> dict[str, str]:
+        """Each undefined figure (None in the summary) with why, by name: a headline column's name, or the
+        benchmark's own name for a figure of a group (ProcessBench's `gsm8k/error_acc`); the style-bias length
+        correlation's as `length rho` (`length rho of <group>`)."""
+        found = self.raw.get("undefined")
+        out = {str(k): str(v) for k, v in found.items()} if isinstance(found, Mapping) else {}
+        corr = (self.raw.get("style_bias") or {}).get("length_correlation") or {}  # a block several benchmarks share
+        blocks = [("length rho", corr), *((f"length rho of {g}", b) for g, b in (corr.get("groups") or {}).items())]
+        return out | {name: str(b["why"]) for name, b in blocks if isinstance(b, Mapping) and b.get("why")}
+
 
 def read_summary(raw: object, where: str) -> RunSummary:
     """The typed view of a summary object; a DataError naming `where` when it is no known benchmark's summary or

@@ -57,8 +57,8 @@ def shards(examples: list[Example], workers: int) -> list[list[Example]]:
 
 
 class _Tally(io.StringIO):
-    """A worker's view of samples.jsonl: its lines appended as its prompts finish (what `status` counts; the run
-    rewrites the file in dataset order at the end), and counted for the run's progress bar."""
+    """A worker's view of the run's progress.jsonl: its lines appended as its prompts finish (what `status` counts;
+    the run writes samples.jsonl in dataset order at the end), and counted for the run's progress bar."""
 
     def __init__(self, path: Path, done: Any) -> None:
         self._file = path.open("a", encoding="utf-8")  # O_APPEND: each flush lands whole after the others' lines
@@ -85,7 +85,7 @@ class _Discard(io.StringIO):
 
 class _ShardFiles(OpenRun):
     """What a worker's scoring writes to: the run's store (opened as it is: the run has already cleared what it
-    should) and the run's samples.jsonl, appended to."""
+    should) and the run's progress.jsonl, appended to."""
 
     def __init__(self, run_dir: Path, done: Any) -> None:
         super().__init__()
@@ -97,7 +97,7 @@ class _ShardFiles(OpenRun):
         # sequence of two workers' prompts may go out twice (the same value, one row), rather than every prompt
         # costing a lookup
         store = self.store = ScoreStore(self.run_dir / C.STORE_FILE)
-        samples = self.samples = _Tally(self.run_dir / C.SAMPLES_FILE, self.done)
+        samples = self.samples = _Tally(self.run_dir / C.PROGRESS_FILE, self.done)
         return store, samples
 
 

@@ -42,9 +42,9 @@ def start_run(config: Path, data: Path, out: Path, *extra: str) -> subprocess.Po
 
 
 def wait_for_lines(out: Path, n: int, proc: subprocess.Popen, timeout: float = RUN_TIMEOUT) -> None:
-    """Until samples.jsonl holds n lines (prompts done), while the run is alive."""
+    """Until the run's progress.jsonl holds n lines (prompts done), while the run is alive."""
     deadline = time.monotonic() + timeout
-    path = out / "samples.jsonl"
+    path = out / "progress.jsonl"
     while time.monotonic() < deadline:
         if path.exists() and len(path.read_text().splitlines()) >= n:
             return

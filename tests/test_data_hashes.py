@@ -120,6 +120,33 @@ def test_report_of_runs_on_two_versions_of_one_file(tmp_path):
     assert "question 2" not in json.dumps(built) and "question two" not in json.dumps(built)
 
 
+def test_report_of_runs_on_two_intact_versions_of_one_file_needs_no_data(tmp_path):
+    """Two versions of one file kept side by side (both intact), a run on each: each run is shown with the file its
+    own summary names, so the page is made without --data; the prompt whose text differs is left out of its lists
+    and its comparison, and no note says a file changed."""
+    v1 = pairs_file(tmp_path / "v1.jsonl", 4, longer_chosen=False)
+    lines = v1.read_text().splitlines()
+    lines[2] = lines[2].replace("question 2", "question two")
+    v2 = tmp_path / "v2.jsonl"
+    v2.write_text("\n".join(lines) + "\n")
+    first = baseline_run(v1, tmp_path / "first")
+    second = baseline_run(v2, tmp_path / "second", model="baseline:random")
+    page = tmp_path / "page.html"
+    for order in ([first, second], [second, first]):
+        proc = cli("report", *map(str, order), "--out", str(page))
+        text = " ".join(proc.stderr.split())
+        assert proc.returncode == 0 and page.is_file(), proc.stderr
+        assert "1 prompt(s) differ between the runs' data" in text and "changed since" not in text
+        page.unlink()
+    from rmbench_client.report import page as html
+
+    built = html.build([str(first), str(second)])
+    assert built["sources"] == [str(v1.resolve()), str(v2.resolve())]
+    assert sorted(p["id"] for p in built["prompts"]) == ["0", "1", "3"]
+    assert built["comparison"]["differences"]["shared"] == 3
+    assert "question 2" not in json.dumps(built) and "question two" not in json.dumps(built)
+
+
 def test_compare_of_runs_sharing_no_id_shows_each(tmp_path):
     """No prompt id in common: the table of both runs, and a note saying what each scored (no exit 2)."""
     a = baseline_run(pairs_file(tmp_path / "a.jsonl", 2), tmp_path / "a")

@@ -4,17 +4,20 @@ pooler's answer checks, step alignment, the config and the servers `serve` start
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rmbench_client import constants as C
 from rmbench_client.backends.vllm_prm import right_probabilities, step_probability
-from rmbench_client.config import RunConfig
+from rmbench_client.config import PrmOptions, RunConfig
 from rmbench_client.errors import SampleError, ShapeError
+from rmbench_client.examples import Example
 from rmbench_client.launcher.commands import server_command
 from rmbench_client.model_kinds.prm import StepScores, step_positions
 from rmbench_client.model_kinds.prm_critic import (
     CRITIQUE_TEMPLATE,
+    CriticPrm,
     boxed_index,
     critique,
     critique_messages,
@@ -59,6 +62,33 @@ def test_critic_answer_as_step_scores() -> None:
     assert step_scores(0, 3) == [0.0]
     assert step_scores(2, 3) == [1.0, 1.0, 0.0]
     assert step_scores(3, 3) == [] and step_scores(None, 3) == [] and step_scores(-2, 3) == []
+
+
+def critique_value(content: str, finish: str, prediction: int | None = None) -> dict[str, Any]:
+    """A stored critique as CriticPrm.score stores it: the judgement judge.ask returned, and what was read."""
+    answer = {"samples": [[{"content": content, "reasoning": None, "finish": finish}]]}
+    return {"steps": [], "prediction": prediction, "answer": answer}
+
+
+def test_a_critique_cut_off_at_max_tokens_is_counted_and_marked_as_cut() -> None:
+    """A critique that ran out of prm.max_tokens before its \\boxed{} answer is counted as cut off (while thinking
+    apart), as a judge's answer is, not as one that gave none; its details say so."""
+    model = CriticPrm(None, PrmOptions(method="critic", max_tokens=8), {})  # type: ignore[arg-type]  # no request
+    solution = Example("s0", "gsm8k", "", "What is 6 * 7?", (), (), steps=("6 * 7 = 42.",), step_labels=(1,))
+    values = {
+        "answer": critique_value("The first paragraph computes", "length"),
+        "thinking": critique_value("<think>Let me check paragraph", "length"),
+        "none": critique_value("Every paragraph is fine.", "stop"),
+        "outside": critique_value("\\boxed{7}", "stop", prediction=7),
+    }
+    merged = {name: model.merge([value]) for name, value in values.items()}
+    (warning,) = model.warnings
+    assert warning.startswith("4 critique(s) gave no paragraph index in \\boxed{} (cut off at prm.max_tokens 8: 2, "
+                              "1 of them while thinking; none given or one outside the solution: 2)")  # fmt: skip
+    assert model.details(solution, merged["answer"])["cut_off"] == "answer"
+    assert model.details(solution, merged["thinking"])["cut_off"] == "thinking"
+    assert "cut_off" not in model.details(solution, merged["none"])
+    assert "cut_off" not in model.details(solution, merged["outside"])
 
 
 def test_step_pooler_answers_are_checked() -> None:

@@ -235,9 +235,11 @@ def test_critic_asks_processbench_and_keeps_the_answer(policy_server: RunConfig)
     model, (value,) = asyncio.run(scored(cfg, [SOLUTIONS[0]]))
     text = critique(value["answer"])  # the judge's whole answer is stored; the critique is its text
     assert value["answer"]["samples"][0][0]["finish"] == "length" and isinstance(text, str) and text  # 8 tokens
-    assert value["steps"] == ([] if value["prediction"] is None else value["steps"])
+    assert value["prediction"] is None and value["steps"] == []  # 8 tokens of a tiny model: no \\boxed{} answer
     (merged,) = model.merge([value])
-    assert model.details(SOLUTIONS[0], [merged])["answer"] == text
+    details = model.details(SOLUTIONS[0], [merged])
+    assert details["answer"] == text and details["cut_off"] == "answer"  # cut off at max_tokens, and said so
+    assert "(cut off at prm.max_tokens 8: 1, 0 of them while thinking;" in model.warnings[0]
 
 
 # ================================================================================================================

@@ -13,6 +13,7 @@ import pytest
 from helpers_cli import cli, one_error_line, rescored, summary
 from helpers_data import rmbench_dir
 
+from rmbench_client import results
 from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.prmbench import constants as prm_c
 from rmbench_client.benchmarks.prmbench import scoring as prmbench
@@ -21,6 +22,8 @@ from rmbench_client.cli.data import inventory
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
+from rmbench_client.results import Estimate
+from rmbench_client.summary import read_summary
 
 
 def prmbench_dir():
@@ -49,6 +52,18 @@ def test_prmscore_by_hand():
     # redundency: F1 1, negative F1 upstream's -1 (no erroneous step: 0/0 precision and recall): max(0, 0) = 0
     assert s.details["redundency"].negative_f1 == -1.0
     assert s.classes["redundency"] == 0.0
+    # each undefined figure with its reason: the summary's `undefined`, the table's row, the API
+    assert s.undefined == {
+        "multi_solutions/wrong_step_acc": "no erroneous step in multi_solutions",
+        "redundency/negative_f1": "no erroneous step; PRMScore counts it as -1, as upstream does",
+        "redundency/wrong_step_acc": "no erroneous step in redundency",
+    }
+    bench = registry.get("prmbench")
+    groups = results.scores_of(read_summary(bench.summary_json(s), "summary.json")).groups
+    shown = {g.name: g.numbers for g in groups}
+    assert shown["redundency (NR)"]["F1 erroneous"] == Estimate(None, reason=s.undefined["redundency/negative_f1"])
+    assert shown["multi_solutions (MS)"]["F1 erroneous"].reason == "no erroneous step in multi_solutions"
+    assert prmbench.undefined_reasons({"x": s.details["circular"]}) == {}
     assert s.groups == pytest.approx({"simplicity": (0.0 + (0.5 + 2 / 3) / 2) / 2, "sensitivity": 2 / 3})
     # overall over the pooled steps: TP 4, FP 1, TN 2, FN 2
     f1, neg = 2 * 0.8 * (4 / 6) / (0.8 + 4 / 6), 2 * 0.5 * (2 / 3) / (0.5 + 2 / 3)
@@ -69,15 +84,19 @@ def test_the_summary_round_trips_through_json():
     recs = [sol("a", "circular", (1, 0, 0), 0.9, 0.5, 0.2), sol("b", "circular", (1, 0, 1), 0.4, 0.7),
             sol("c", "multi_solutions", (1, 1), 0.6, 0.5), sol("d", "deception", (0, 1), 0.8)]  # fmt: skip
     raw = bench.summary_json(prmbench.score(recs, samples=50))
-    assert list(raw)[-2:] == ["ci", "cut"] and raw["details"]["circular"]["counts"] == {"TP": 1, "FP": 1, "TN": 2,
-                                                                                          "FN": 1}  # fmt: skip
+    assert list(raw)[-3:] == ["ci", "cut", "undefined"]
+    assert raw["details"]["circular"]["counts"] == {"TP": 1, "FP": 1, "TN": 2, "FN": 1}
     assert isinstance(raw["details"]["circular"]["n"], int) and raw["details"]["deception"]["wrong_step_acc"] == 0.0
     back = bench.read_summary(json.loads(json.dumps(raw | {"seed": 0, "scored": 4})))
     assert isinstance(back, PRMBenchSummary) and isinstance(back.cut, Cut)
     assert json.dumps(bench.summary_json(back), indent=2) == json.dumps(raw, indent=2)
-    old = {k: v for k, v in raw.items() if k != "cut"}
+    old = {k: v for k, v in raw.items() if k not in ("cut", "undefined")}
     read = bench.read_summary(json.loads(json.dumps(old)))
-    assert read.cut is msgspec.UNSET and json.dumps(bench.summary_json(read)) == json.dumps(old)
+    assert (
+        read.cut is msgspec.UNSET
+        and read.undefined is msgspec.UNSET
+        and json.dumps(bench.summary_json(read)) == json.dumps(old)
+    )
     assert bench.table(read, "t").caption == "threshold 0.5"
     assert bench.table(back, "t").caption == "threshold 0.5; 2 solution(s) cut: 2 step(s) not counted"
 

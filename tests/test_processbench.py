@@ -13,7 +13,7 @@ from helpers_cli import cli, one_error_line, rescored, summary
 from hub_standin import serve_hub
 from processbench_fixture import record, write_processbench
 
-from rmbench_client import comparison, results
+from rmbench_client import api, comparison, results
 from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.processbench import constants as pb_c
 from rmbench_client.benchmarks.processbench import scoring as pb
@@ -72,24 +72,25 @@ def test_a_split_without_correct_solutions_has_no_f1_and_the_average_counts_the_
 
 def test_the_summary_round_trips_through_json():
     """summary.json's object back to the typed summary and out again, key for key and in order (an undefined F1
-    and its [None, None] interval too); a summary written without its optional `undecided` reads back with it
-    unset, and the run's own fields are ignored."""
+    and its [None, None] interval too, with its reason); a summary written without its optional `undecided` and
+    `undefined` reads back with them unset, and the run's own fields are ignored."""
     bench = registry.get("processbench")
     recs = [sol("gsm8k-0", 1, 3, 0.9, 0.2, 0.1), sol("gsm8k-1", -1, 3, 0.6, 0.7), sol("gsm8k-2", -1, 2, 0.9, 0.9),
             sol("omnimath-0", 0, 2, 0.1, 0.9)]  # fmt: skip
     raw = bench.summary_json(pb.score(recs, samples=50))
     assert raw["splits"]["omnimath"] is None and raw["ci"]["splits"]["omnimath"] == [None, None]
     assert raw["details"]["omnimath"] == {"error_acc": 1.0, "correct_acc": None, "erroneous": 1, "correct": 0}
-    assert list(raw)[-2:] == ["ci", "undecided"] and raw["undecided"]["solutions"] == 1
+    assert list(raw)[-3:] == ["ci", "undecided", "undefined"] and raw["undecided"]["solutions"] == 1
     back = bench.read_summary(json.loads(json.dumps(raw | {"seed": 0, "complete": True})))
     assert isinstance(back, ProcessBenchSummary) and isinstance(back.undecided, Undecided)
     assert json.dumps(bench.summary_json(back), indent=2) == json.dumps(raw, indent=2)
     assert "omnimath" not in bench.headline_intervals(back) and "average_f1" not in bench.headline_intervals(back)
     undefined = results.scores_of(read_summary(raw, "summary.json")).headline
-    assert undefined == Estimate(None)  # no value, no interval
-    old = {k: v for k, v in raw.items() if k != "undecided"}
+    assert undefined == Estimate(None, reason=raw["undefined"]["average_f1"])  # no value, no interval: a reason
+    old = {k: v for k, v in raw.items() if k not in ("undecided", "undefined")}
     read = bench.read_summary(json.loads(json.dumps(old)))
-    assert read.undecided is msgspec.UNSET and json.dumps(bench.summary_json(read)) == json.dumps(old)
+    assert read.undecided is msgspec.UNSET and read.undefined is msgspec.UNSET
+    assert json.dumps(bench.summary_json(read)) == json.dumps(old)
     assert bench.table(read, "t").caption == "threshold 0.5"
     assert bench.table(back, "t").caption == "threshold 0.5; 1 solution(s) undecided (cut), counted as misses"
 
@@ -218,3 +219,58 @@ def test_a_changed_step_is_refused_by_the_report(tmp_path):
     (data / "math.json").write_text(json.dumps(records))
     proc = cli("report", str(out), "--out", str(tmp_path / "page.html"))
     one_error_line(proc, 2, "differ from")
+
+
+def test_undefined_figures_are_null_with_their_reason_everywhere(tmp_path):
+    """A split of one kind of solution (--limit 1: gsm8k-0 is correct): its error acc, F1 and the average F1 are
+    null in run --json, summary.json and score --json, each with its reason; the terminal, the API and the report
+    page say the same reason; compare gives them no difference (no nan) and says why; nothing fails."""
+    from rmbench_client.report import page
+
+    data, out = write_processbench(tmp_path / "pb", count=3), tmp_path / "run"
+    proc = cli("run", "--benchmark", "processbench", "--data", str(data), "--model", "baseline:random",
+               "--limit", "1", "--out", str(out), "--no-progress", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    printed, s = json.loads(proc.stdout), summary(out)
+    assert printed["undefined"] == s["undefined"] == rescored(out)["undefined"]
+    assert s["splits"] == {"gsm8k": None} and s["average_f1"] is None and s["details"]["gsm8k"]["error_acc"] is None
+    assert s["undefined"] == {
+        "gsm8k/error_acc": "no erroneous solution in gsm8k",
+        "gsm8k": "F1 of gsm8k: its 1 solution(s) are all correct (no accuracy on erroneous ones)",
+        "average_f1": "the average of the splits' F1, and gsm8k has none",
+    }
+    terminal = cli("score", str(out / "samples.jsonl")).stdout
+    assert "undefined: gsm8k: F1 of gsm8k: its 1 solution(s) are all correct" in " ".join(terminal.split())
+    result = results.load_result(out)
+    assert result.headline == Estimate(None, reason=s["undefined"]["average_f1"])
+    assert result.headlines["gsm8k"].reason == s["undefined"]["gsm8k"]
+    assert result.headlines["math"] == Estimate(None)  # not scored: absent, not undefined
+    row = result.groups[0].numbers
+    assert row["F1"].reason == s["undefined"]["gsm8k"] and row["correct acc"] == Estimate(0.0)
+    shown = page.build([str(out)])["runs"][0]
+    assert f"average_f1: {s['undefined']['average_f1']}" in shown["undefined"]
+    assert shown["rows"][0]["why"] == {"error acc": "no erroneous solution in gsm8k", "F1": s["undefined"]["gsm8k"]}
+    # compared with another run of the same prompt: no difference of undefined numbers (no nan), a note why
+    other = tmp_path / "other"
+    proc = cli("run", "--benchmark", "processbench", "--data", str(data), "--model", "baseline:random", "--seed", "1",
+               "--limit", "1", "--out", str(other), "--no-progress", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    for fmt in ("table", "csv"):
+        proc = cli("compare", str(out), str(other), "--format", fmt)
+        assert proc.returncode == 0 and "nan" not in proc.stdout.lower(), proc.stdout
+        assert "no difference in gsm8k, average_f1, undefined over the shared prompts" in " ".join(proc.stderr.split())
+    compared = api.compare([out, other])
+    assert compared.differences == ({},) and any(s["undefined"]["gsm8k"] in n for n in compared.notes)
+    assert any("no difference in gsm8k" in n for n in page.build([str(out), str(other)])["comparison"]["why_not"])
+
+
+def test_a_split_of_erroneous_solutions_only_says_so():
+    s = pb.score([sol("math-0", 0, 2, 0.1, 0.9), sol("math-1", 1, 2, 0.9, 0.9)], samples=20)
+    assert s.splits == {"math": None}
+    assert s.undefined == {
+        "math/correct_acc": "no correct solution in math",
+        "math": "F1 of math: its 2 solution(s) are all erroneous (no accuracy on correct ones)",
+        "average_f1": "the average of the splits' F1, and math has none",
+    }
+    both = [sol("math-0", 0, 2, 0.1, 0.9), sol("math-1", -1, 2, 0.9, 0.9)]
+    assert pb.score(both, samples=20).undefined is msgspec.UNSET

@@ -21,6 +21,7 @@ from rmbench_client.config import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import UNPARSED_RATINGS, PromptScores
+from rmbench_client.results import load_result
 from rmbench_client.runner import run
 
 TANH_HALF = math.tanh(-0.5)
@@ -129,11 +130,36 @@ def test_ties_nan_scores_follow_pythons_min_and_max():
     assert first.tied_accuracy == 0.0 and later.tied_accuracy == 1.0
 
 
-def test_ties_without_shared_numbers_is_nan_like_reward_bench():
+def test_ties_without_shared_numbers_is_undefined_with_its_reason():
+    """reward-bench's NaN (the mean of no number N with both kinds of prompt) is None here, with why."""
     s = score("reward-bench-2", [p("tied:1", "Ties", [2, 2], [1]), p("ref:2", "Ties", [2], [1])], samples=10)
     assert s["ties"]["tied_accuracy"] == 1.0 and s["ties"]["pairs"] == 0
-    assert math.isnan(s["ties"]["correctness_preferred"]) and math.isnan(s["subsets"]["Ties"])
-    assert math.isnan(s["score"])
+    assert s["ties"]["correctness_preferred"] is None and s["subsets"]["Ties"] is None and s["score"] is None
+    assert s["ci"] == {"subsets": {"Ties": [None, None]}, "score": [None, None]}
+    why = "no number N has both a ref and a tied prompt (1 ref, 1 tied prompt(s))"
+    assert s["undefined"]["Ties/correctness_margin_score"] == why
+    assert s["undefined"]["Ties"] == f"its terms comparing ref and tied prompts are undefined: {why}"
+    assert s["undefined"]["score"] == "the mean of the subsets, and Ties has none"
+
+
+def test_an_undefined_ties_run_writes_null_with_its_reason(tmp_path, capsys):
+    """A run whose Ties prompts have no number N in common (as a --limit easily gives): summary.json is strict
+    JSON (null, no NaN), the API's headline is None with the reason, the terminal says it, nothing fails."""
+    records = [rb2_record("0", "Math", ["aaaa"], ["b", "c", "d"]), rb2_record("ref:1", "Ties", ["aaaaa"], ["bb", "c"])]
+    data = write_parquet(hub_shard(tmp_path / "hub", "test"), records, RB2_SCHEMA)
+    cfg = load_config(None, {"model": "baseline:longer", "benchmark": "reward-bench-2", "data": str(data),
+                             "out": str(tmp_path / "r")})  # fmt: skip
+    run(cfg, progress=False)
+    result = load_result(tmp_path / "r")
+
+    def no_nan(token: str) -> float:
+        raise AssertionError(f"{token} in summary.json")
+
+    written = json.loads((tmp_path / "r" / "summary.json").read_text(encoding="utf-8"), parse_constant=no_nan)
+    assert written["score"] is None and written["subsets"] == {"Math": 1.0, "Ties": None}
+    assert result.headline.value is None and result.headline.reason == "the mean of the subsets, and Ties has none"
+    assert main(["score", str(tmp_path / "r" / "samples.jsonl")]) == 0
+    assert "undefined: score: the mean of the subsets, and Ties has none" in capsys.readouterr().out
 
 
 def test_ties_accuracy_of_an_absent_kind_is_zero():

@@ -1,5 +1,6 @@
-"""The run directory: derived outputs cleared when a run has passed its start-up checks (the store too with --fresh),
-never before; one directory per model and benchmark; one run at a time; atomic writes."""
+"""The run directory: the earlier outputs stay until a run's own replace them when it ends (the store goes with
+--fresh once the start-up checks have passed, never before); one directory per model and benchmark; one run at a
+time; atomic writes."""
 
 from __future__ import annotations
 
@@ -39,16 +40,28 @@ def fill(path: Path) -> None:
         (path / name).write_text("old")
 
 
-def test_a_new_run_clears_every_derived_file_and_fresh_the_store(tmp_path):
+def test_the_earlier_outputs_stay_until_a_run_replaces_them_and_fresh_removes_the_store(tmp_path):
+    """A run begins (its start-up checks passed): only --fresh's store goes, the earlier outputs stay. When it ends,
+    its samples, failures and summary replace theirs, and the page and the benchmark's own files of the earlier
+    result go; the store, the config and other files stay."""
     fill(tmp_path)
     own = (*registry.get("rm-bench").own_outputs, *registry.get("reward-bench").own_outputs)
     with RunDirectory(tmp_path) as run_dir:
-        run_dir.clear(fresh=False, own=own)
-    assert not any((tmp_path / name).exists() for name in DERIVED)
-    assert (tmp_path / C.STORE_FILE).exists() and (tmp_path / "notes.txt").exists()  # the store and others stay
+        progress = run_dir.begin(fresh=False)
+        progress.write("a line\n")
+        progress.close()
+        assert all((tmp_path / name).read_text() == "old" for name in DERIVED)  # nothing of the earlier result goes
+        assert (tmp_path / C.PROGRESS_FILE).read_text() == "a line\n"
+        new = {C.SAMPLES_FILE: iter(["new\n"]), C.FAILURES_FILE: "", C.SUMMARY_FILE: "{}\n"}
+        run_dir.replace_outputs(new, stale=(C.REPORT_FILE, *own))
+        run_dir.finish()
+    assert [(tmp_path / n).read_text() for n in new] == ["new\n", "", "{}\n"]
+    assert not any((tmp_path / name).exists() for name in DERIVED if name not in new)
+    assert not (tmp_path / C.PROGRESS_FILE).exists()
+    assert {p.name for p in tmp_path.iterdir()} == {*new, C.STORE_FILE, C.CONFIG_FILE, "notes.txt", C.LOCK_FILE}
     with RunDirectory(tmp_path) as run_dir:
-        run_dir.clear(fresh=True)
-    assert not (tmp_path / C.STORE_FILE).exists() and (tmp_path / "notes.txt").exists()
+        run_dir.begin(fresh=True).close()
+    assert not (tmp_path / C.STORE_FILE).exists() and (tmp_path / C.SUMMARY_FILE).read_text() == "{}\n"
 
 
 def test_one_run_at_a_time(tmp_path):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import yaml
 from conftest import (
     REPO,
     SERVER_PYTHON,
@@ -26,6 +27,7 @@ from conftest import (
     port,
     with_ports,
 )
+from helpers_cli import cli
 
 from rmbench_client.config import RunConfig, load_config
 from rmbench_client.errors import ServerError
@@ -176,6 +178,50 @@ def test_stop_never_kills_a_reused_pid(tmp_path: Path) -> None:
     finally:
         sleeper.send_signal(signal.SIGKILL)
         sleeper.wait()
+
+
+def _sleeper_server(role: str, url: str, tmp_path: Path) -> tuple[subprocess.Popen[bytes], ServerInfo]:
+    """A process in its own group recorded as the server of (role, url), as `serve` records one."""
+    proc = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    ticks = int(Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    tmpdir = tmp_path / f"tmp-{proc.pid}"
+    tmpdir.mkdir()
+    return proc, ServerInfo(role, url, "m", int(url.rsplit(":", 1)[1]), proc.pid, ticks, "", ("sleep",), str(tmpdir))
+
+
+def test_stop_with_a_config_stops_only_that_configs_servers(tmp_path: Path) -> None:
+    """Two configs served from one directory (one `.servers/`): `stop --config C` ends C's servers and leaves the
+    other's running and recorded; `stop` alone ends every one."""
+    configs = {}
+    for name, port_ in (("c", 18901), ("d", 18902)):
+        configs[name] = tmp_path / f"{name}.yaml"
+        configs[name].write_text(yaml.safe_dump({
+            "model": f"model-{name}",
+            "roles": {"reward": {"served_model": f"model-{name}", "endpoints": [f"http://127.0.0.1:{port_}"],
+                                 "serve": {"engine": "vllm-cpu", "path": "models/tiny/reward"}}},
+        }))  # fmt: skip
+    c_proc, c_info = _sleeper_server("reward", "http://127.0.0.1:18901", tmp_path)
+    d_proc, d_info = _sleeper_server("reward", "http://127.0.0.1:18902", tmp_path)
+    state = tmp_path / ".servers"
+    state.mkdir()
+    (state / "state.json").write_text(json.dumps([asdict(c_info), asdict(d_info)]))
+    try:
+        proc = cli("stop", "--config", str(configs["c"]), cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert c_proc.wait(timeout=30) is not None and d_proc.poll() is None  # C's ended, D's still runs
+        said = " ".join(proc.stdout.split())
+        assert f"stopped 1 server(s) of {configs['c']}; 1 other server(s) recorded here keep running" in said
+        assert [e["pid"] for e in json.loads((state / "state.json").read_text())] == [d_info.pid]
+        again = cli("stop", "--config", str(configs["c"]), cwd=tmp_path)
+        assert again.returncode == 0 and "no server of" in " ".join(again.stdout.split()) and d_proc.poll() is None
+        every = cli("stop", cwd=tmp_path)
+        assert every.returncode == 0 and "stopped 1 server(s)" in every.stdout, every.stderr
+        assert d_proc.wait(timeout=30) is not None and not (state / "state.json").exists()
+    finally:
+        for p in (c_proc, d_proc):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 @pytest.mark.server

@@ -98,6 +98,24 @@ def test_length_correlation_rewardbench_per_subset():
     assert "style_bias" not in score("reward-bench", records)  # nothing to say without lengths
 
 
+def test_an_undefined_length_correlation_says_why(capsys):
+    """A constant score (a reward model that says one number) has no rank correlation with length: rho and its
+    interval are null, `why` says so, and `score`'s terminal prints it; so for a group whose lengths are equal."""
+    records = [PromptScores(str(i), "alpacaeval-easy", (1.0,), (1.0,)) for i in range(6)]
+    records.append(PromptScores("x", "hep-go", (2.0,), (1.0,)))
+    lengths = {str(i): ((10 + i,), (20 + i,)) for i in range(6)} | {"x": ((5,), (5,))}
+    summary = score("reward-bench", records, lengths=lengths)
+    corr = summary["style_bias"]["length_correlation"]
+    easy = corr["groups"]["alpacaeval-easy"]
+    assert easy["rho"] is None and easy["ci"] is None
+    assert easy["why"] == "every response has the same score: no rank correlation"
+    assert corr["groups"]["hep-go"]["why"] == "every response has the same length: no rank correlation"
+    assert corr["rho"] is not None and "why" not in corr  # pooled: both vary
+    out = io.StringIO()
+    print_summary(summary, "t", console=Console(file=out, width=200))
+    assert "undefined: length rho of alpacaeval-easy: every response has the same score" in out.getvalue()
+
+
 def test_judge_results_have_no_style_bias():
     judged = [PromptScores(f"chat/{i}", "chat", (), (), results=(1.0,) * 9) for i in range(5)]
     assert "style_bias" not in score("rm-bench", judged)

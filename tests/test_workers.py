@@ -172,7 +172,7 @@ def test_workers_interrupted_lose_nothing(fault_data, tmp_path, sig, group, code
         proc = two_workers(config, fault_data, out, "--limit", PROMPTS)
         workers = wait_stored(out, 60, proc)
         assert len(workers) == 2
-        assert (out / "samples.jsonl").read_text().count("\n") > 0  # `status` sees the workers' progress
+        assert (out / "progress.jsonl").read_text().count("\n") > 0  # `status` sees the workers' progress
         if group:
             os.killpg(proc.pid, sig)  # a terminal's Ctrl-C: the run's process group
         else:

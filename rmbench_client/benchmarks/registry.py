@@ -137,6 +137,13 @@ def titles() -> str:
     return ", ".join(named[:-1]) + " and " + named[-1]
 
 
+def step_rules() -> str:
+    """How each process benchmark judges a step's score against the threshold T, in a sentence (its `step_rule`)."""
+    from .shared.steps import RULE_WORDS
+
+    return "; ".join(f"{b.title or b.name}: {RULE_WORDS[b.step_rule]}" for b in benchmarks() if b.process)
+
+
 def of_summary(summary: Any, where: str) -> Benchmark[Any]:
     """The benchmark a summary object belongs to; a DataError naming `where` otherwise."""
     found = _registered()[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NotRequired, TypedDict, TypeVar
 
 import msgspec
 
@@ -48,12 +48,14 @@ S = TypeVar("S")  # a benchmark's summary: its `Summary` subclass (or a plain di
 
 class Row(TypedDict):
     """One row of a summary's table (the terminal table, the report page's JSON): a group or a total, a cell per
-    column (`[value]`, `[value, low, high]`, or None where the group has no value) and its number of prompts."""
+    column (`[value]`, `[value, low, high]`, or None where the group has no value) and its number of prompts;
+    `why`: a column's reason for a None cell where the figure is undefined (not merely absent)."""
 
     name: str
     values: list[list[float] | None]
     n: int | None
     total: bool
+    why: NotRequired[dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ class Benchmark(Generic[S]):
     expected_groups: tuple[str, ...] = ()  # groups a complete run scores (a missing one makes the run partial)
     # the benchmark's own result files: (run directory, run, summary, examples by id, scores) -> the files written
     write_files: Callable[[Path, RunMeta, S, Mapping[str, Example], Records], list[Path]] = _no_files
-    own_outputs: tuple[str, ...] = ()  # their names in a run directory (globs allowed): cleared when a run starts
+    own_outputs: tuple[str, ...] = ()  # their names in a run directory (globs allowed): go with the earlier result
     judge_mode: JudgeMode = "pairwise"  # how a generative judge scores a prompt
     # a results file's object (subset scores, e.g. eval-set/<model>.json) -> its summary; None: not this benchmark's
     results_summary: Callable[[dict[str, Any], str], S | None] | None = None

@@ -63,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_score.add_argument("--domain", metavar="NAME", help="RM-Bench domain of records that carry none")
     p_score.add_argument("--json", action="store_true", help="print one JSON object (fractions in [0, 1])")
     p_score.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
-    p_score.add_argument("--threshold", type=_unit_interval, metavar="T", help="process benchmarks: a step "
-                         f"scored above T is judged correct (default {C.PRM_THRESHOLD})")  # fmt: skip
+    p_score.add_argument("--threshold", type=_unit_interval, metavar="T",
+                         help=f"process benchmarks: each step's score against T (default {C.PRM_THRESHOLD}), by the "
+                         f"benchmark's own rule. {benchmarks.step_rules()}")  # fmt: skip
 
     add_compare_parser(sub, common)
     add_report_parser(sub, common)
@@ -72,8 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve = sub.add_parser("serve", parents=[common], help="start the servers a config describes, wait until healthy")
     p_serve.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML naming the servers")
     p_serve.add_argument("--role", action="append", metavar="ROLE", help="only this role (repeatable)")
-    p_stop = sub.add_parser("stop", parents=[common], help="stop the servers `serve` started")
-    p_stop.add_argument("--config", metavar="FILE", help="also remove this config's replicas from its Ray cluster")
+    p_stop = sub.add_parser("stop", parents=[common], help="stop the servers `serve` started from this directory")
+    p_stop.add_argument("--config", metavar="FILE", help="only this config's servers (others recorded here keep "
+                        "running), and its replicas on its Ray cluster")  # fmt: skip
     watch.add_parser(sub, common)
     return parser
 
@@ -121,15 +123,23 @@ def _serve_config(path: str) -> Any:
 
 
 def cmd_stop(args: argparse.Namespace, console: Console) -> int:
-    from ..launcher import stop_servers
+    """Every server `serve` started from this directory; with --config only that config's (and its Ray replicas)."""
+    from ..launcher import local_servers, recorded_servers, stop_servers
 
-    stopped = stop_servers()
-    console.print(f"stopped {len(stopped)} server(s)" if stopped else "no servers recorded as running")
-    if args.config:
-        from .cluster import stop_replicas
+    if not args.config:
+        stopped = stop_servers()
+        console.print(f"stopped {len(stopped)} server(s)" if stopped else "no servers recorded as running")
+        return 0
+    from .cluster import stop_replicas
 
-        removed = stop_replicas(_serve_config(args.config))
-        console.print(f"removed {len(removed)} replica(s) from the Ray cluster" if removed else "no replica on Ray")
+    cfg = _serve_config(args.config)
+    stopped = stop_servers(only=local_servers(cfg))
+    others = len(recorded_servers())
+    kept = f"; {others} other server(s) recorded here keep running" if others else ""
+    done = f"stopped {len(stopped)} server(s) of {args.config}" if stopped else f"no server of {args.config} recorded"
+    console.print(done + kept, markup=False, highlight=False)
+    removed = stop_replicas(cfg)
+    console.print(f"removed {len(removed)} replica(s) from the Ray cluster" if removed else "no replica on Ray")
     return 0
 
 

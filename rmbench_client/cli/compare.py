@@ -44,10 +44,11 @@ def _compare_runs(args: argparse.Namespace, console: Console) -> int:
     diffs, why_not = compared(runs, seed=args.seed)
     out = render(runs, args.format, diffs, width=console.width)
     if isinstance(out, list):
-        for table in [*out, *(differences.tables(diffs, console.width) if diffs else [])]:
+        tested = diffs if diffs and differences.names(diffs) else None  # none: every number undefined
+        for table in [*out, *(differences.tables(tested, console.width) if tested else [])]:
             console.print(table)
-        if diffs:
-            console.print(differences.caption(diffs), markup=False, highlight=False)
+        if tested:
+            console.print(differences.caption(tested), markup=False, highlight=False)
     else:
         sys.stdout.write(out)
     err = Console(stderr=True)

@@ -13,6 +13,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..config import MAIN_ROLE, RunConfig, load_config, validated
 from ..errors import ConfigError
@@ -80,7 +81,8 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     o.add_argument("--prm-method", dest="prm.method", choices=["pooling", "logprobs", "critic"],
                    help="how a PRM's step scores are read (default: pooling, vLLM's native PRM)")  # fmt: skip
     o.add_argument("--threshold", dest="prm.threshold", type=float, metavar="T",
-                   help="process benchmarks: a step scored above T is judged correct (default 0.5)")  # fmt: skip
+                   help=f"process benchmarks: each step's score against T (default {C.PRM_THRESHOLD}), by the "
+                   f"benchmark's own rule. {benchmarks.step_rules()}")  # fmt: skip
     o.add_argument("--judge-reasoning-budget", dest="judge.reasoning_budget", type=int, metavar="N",
                    help="thinking tokens a judge may spend (vLLM's thinking_token_budget)")  # fmt: skip
     o.add_argument("--judge-samples", dest="judge.samples", type=int, metavar="N",

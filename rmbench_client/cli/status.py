@@ -1,5 +1,6 @@
 """`rmbench-client status RUN_DIR`: where a run stands, from its directory alone (no server is asked): running or
-not, prompts scored of those the run has, failures, and whether its result is complete (and if not, why)."""
+not, prompts scored of those the run has (its progress file while it scores), failures, and whether its result is
+complete (and if not, why); a run that ended without writing its outputs is said to have, its earlier summary kept."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import constants as C
 from ..config import load_config
 from ..errors import DataError
-from ..run_directory import running_pid, without_summary
+from ..run_directory import running_pid, unfinished, without_summary
 from ..summary import RunSummary, load_summary
 
 SUMMARY_KEYS = ("prompts", "scored", "failed", "complete", "partial", "aborted")  # what `status` repeats
@@ -57,11 +58,13 @@ def _status(run_dir: Path) -> tuple[dict[str, Any], RunSummary | None]:
     out["state"] = "running" if pid is not None else "not running"
     if pid is not None:
         out["pid"] = pid
-    out["scored"] = _lines(run_dir / C.SAMPLES_FILE)
-    out["failed"] = _lines(run_dir / C.FAILURES_FILE)
-    if pid is None and (why := without_summary(run_dir)):
+    progress = (run_dir / C.PROGRESS_FILE).is_file()  # a run scoring now, or one that never wrote its outputs
+    out["scored"] = _lines(run_dir / (C.PROGRESS_FILE if progress else C.SAMPLES_FILE))
+    out["failed"] = 0 if progress else _lines(run_dir / C.FAILURES_FILE)
+    if pid is None and (why := unfinished(run_dir) or without_summary(run_dir)):
         out["ended"] = why
-    summary = _summary(run_dir)
+    # beside a progress file the summary is an earlier run's: not this one's numbers ("ended" says so)
+    summary = None if progress else _summary(run_dir)
     if summary is not None:  # what the summary says, where it says it (an older one may not)
         out |= {k: getattr(summary.info, k) for k in SUMMARY_KEYS if k in summary.raw}
     return out, summary

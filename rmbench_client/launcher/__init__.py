@@ -2,6 +2,16 @@
 `processes` starts them, waits until they are healthy, records them, and stops exactly them."""
 
 from .commands import cpu_set, server_command, server_env
-from .processes import ServerInfo, start_servers, stop_servers, wait_healthy
+from .processes import ServerInfo, local_servers, recorded_servers, start_servers, stop_servers, wait_healthy
 
-__all__ = ["ServerInfo", "cpu_set", "server_command", "server_env", "start_servers", "stop_servers", "wait_healthy"]
+__all__ = [
+    "ServerInfo",
+    "cpu_set",
+    "local_servers",
+    "recorded_servers",
+    "server_command",
+    "server_env",
+    "start_servers",
+    "stop_servers",
+    "wait_healthy",
+]

@@ -21,7 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -274,12 +274,31 @@ def start_servers(
     return [info for info, _ in started]
 
 
-def stop_servers(state_dir: str | Path | None = None) -> list[ServerInfo]:
-    """Stop every server recorded in the state directory (default ./.servers) and forget them."""
+def local_servers(cfg: RunConfig) -> set[tuple[str, str]]:
+    """(role, url) of every server `serve` starts on this machine for the config (its Ray roles are not here)."""
+    return {(role, url) for role, rc in cfg.roles.items()
+            if rc.serve is not None and rc.serve.cluster == "local" for url in rc.endpoints}  # fmt: skip
+
+
+def recorded_servers(state_dir: str | Path | None = None) -> list[ServerInfo]:
+    """The servers recorded in the state directory (default ./.servers), as recorded."""
+    states = Path(state_dir) if state_dir else Path.cwd() / C.SERVER_STATE_DIR
+    if not (states / C.SERVER_STATE_FILE).exists():
+        return []
+    with _state(states) as recorded:
+        return list(recorded)
+
+
+def stop_servers(
+    state_dir: str | Path | None = None, only: Collection[tuple[str, str]] | None = None
+) -> list[ServerInfo]:
+    """Stop the servers recorded in the state directory (default ./.servers) and forget them: every one, or `only`
+    those of these (role, url) pairs (one config's: `local_servers`; another config served from the same directory
+    keeps its servers)."""
     states = Path(state_dir) if state_dir else Path.cwd() / C.SERVER_STATE_DIR
     with _state(states) as recorded:
         stopped, failed = [], []
-        for info in list(recorded):
+        for info in [s for s in recorded if only is None or (s.role, s.url) in only]:
             try:
                 _stop_one(info)
                 stopped.append(info)

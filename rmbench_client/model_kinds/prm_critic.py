@@ -12,7 +12,10 @@ As per-step scores (the process contract): answer -1 (no wrong paragraph) scores
 steps 0..i-1 as 1 and step i as 0, and nothing after it (the critic says nothing of later steps: a shorter list);
 no answer, or an index outside the solution, scores no step (an empty list), which can match no label, as
 ProcessBench's `pred == label` with a None or out-of-range prediction never does. The critique and the answer read
-from it are kept in the stored value and the sample's details.
+from it are kept in the stored value and the sample's details. A critique without an answer that ended at
+`prm.max_tokens` (`finish_reason: length`) is *cut off* (while thinking, when its thinking was never closed), as a
+judge's answer is: counted apart in the run's warning and marked `cut_off` in its details, since more tokens might
+have brought an answer.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from collections import Counter
 from typing import Any
 
 from ..backends.base import Endpoint
@@ -28,7 +32,7 @@ from ..endpoint_pool import EndpointPool
 from ..examples import Example, Message, prompt_text
 from .base import Unit
 from .judge import ask
-from .judge_answers import answer_text
+from .judge_answers import answer_text, cut_off
 from .prm import StepScores
 
 SOURCE = "QwenLM/ProcessBench@e8024636bcabdf8bd514440551b531d3f90dd18b code/templates/critique_template.txt"
@@ -67,6 +71,14 @@ def critique(answer: Any) -> str | None:
     return None if answer is None else answer_text(answer["samples"][0])
 
 
+def cut(value: dict[str, Any]) -> str | None:
+    """'thinking' or 'answer' for a stored critique that gave no answer because it ran out of `prm.max_tokens`
+    (while thinking, or after it), else None."""
+    if value["prediction"] is not None or value["answer"] is None:
+        return None
+    return cut_off(value["answer"]["samples"][0])
+
+
 def step_scores(prediction: int | None, steps: int) -> list[float]:
     """The critic's answer as per-step scores (see the module docstring)."""
     if prediction == -1:
@@ -85,7 +97,9 @@ class CriticPrm:
     def __init__(self, pool: EndpointPool, options: PrmOptions, served: dict[str, Any]) -> None:
         self.pool = pool
         self.request = JudgeOptions(max_tokens=options.max_tokens)  # what judge.ask reads of its options
-        self.unanswered = 0
+        self.unanswered = 0  # critiques that scored no step: no answer, or an index outside the solution
+        self.cut = Counter[str]()  # of them, those cut off at max_tokens: while thinking, or in the answer
+        self.max_tokens = options.max_tokens
         self._clients: dict[str, Any] = {}
         digest = hashlib.sha256(CRITIQUE_TEMPLATE.encode()).hexdigest()[:16]
         self._identity = {
@@ -109,8 +123,10 @@ class CriticPrm:
     def warnings(self) -> list[str]:
         if not self.unanswered:
             return []
-        return [f"{self.unanswered} critique(s) gave no paragraph index in \\boxed{{}} (or one outside the "
-                "solution): no step scored, as ProcessBench counts no match"]  # fmt: skip
+        cut = sum(self.cut.values())
+        return [f"{self.unanswered} critique(s) gave no paragraph index in \\boxed{{}} (cut off at prm.max_tokens "
+                f"{self.max_tokens}: {cut}, {self.cut['thinking']} of them while thinking; none given or one outside "
+                f"the solution: {self.unanswered - cut}): no step scored, as ProcessBench counts no match"]  # fmt: skip
 
     async def check(self) -> None:
         return None
@@ -132,7 +148,11 @@ class CriticPrm:
         return await self.pool.call(lambda ep: ask(ep, messages, self.request, self._clients))
 
     def merge(self, values: list[Any]) -> list[Any]:
-        self.unanswered += sum(not v["steps"] for v in values)  # counted here: a resumed run reports stored ones
+        for v in values:  # counted here: a resumed run reports stored ones too
+            if not v["steps"]:
+                self.unanswered += 1
+                if (why := cut(v)) is not None:
+                    self.cut[why] += 1
         return [StepScores(v) for v in values]
 
     def reduce(self, value: Any) -> float:
@@ -140,4 +160,5 @@ class CriticPrm:
 
     def details(self, ex: Example, values: list[Any]) -> dict[str, Any] | None:
         value = values[0].value
-        return {"prediction": value["prediction"], "answer": critique(value["answer"])}
+        out = {"prediction": value["prediction"], "answer": critique(value["answer"])}
+        return out | ({"cut_off": why} if (why := cut(value)) is not None else {})

@@ -20,6 +20,7 @@ from .. import constants as C
 from ..benchmarks.shared.formatting import fitted_tables, percent, pyplot
 from ..comparison import PairedDifferences, Run
 from ..errors import DataError
+from ..run_directory import make_directory, reporting
 from . import differences
 
 Cell = str | float | None  # the name column, else a fraction in [0, 1] or None where the run has no value
@@ -141,7 +142,10 @@ def bar_chart(runs: Sequence[Run], path: str | Path, diffs: PairedDifferences | 
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=min(3, len(bars)), frameon=False)
     fig.tight_layout()
     out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=C.CHART_DPI)
-    plt.close(fig)
+    make_directory(out.parent, "the chart's directory")  # a --chart of /dev/null/x/c.png: one line
+    try:
+        with reporting(out.parent, f"writing {out.name}", "the chart's directory"):
+            fig.savefig(out, dpi=C.CHART_DPI)
+    finally:
+        plt.close(fig)
     return out

@@ -36,7 +36,7 @@ from ..datasets import load_dataset
 from ..errors import DataError
 from ..examples import Example, PromptScores, prompt_text, response_lengths
 from ..results import failure_records, failures_by_endpoint
-from ..run_directory import write_atomic
+from ..run_directory import make_directory, reporting, write_atomic
 from ..score_files import read_scores
 from ..summary import RunSummary
 from . import differences, process_page
@@ -91,7 +91,9 @@ def write_report(
     one run's prompts as it loaded them (by id), so that nothing is read again."""
     target = Path(out) if out is not None else default_out(paths)
     data_ = build(paths, data=data, seed=seed, examples=examples)
-    return write_atomic(target, render_page(data_)), data_["notes"]
+    make_directory(target.parent, "the page's directory")  # an --out of /dev/null/x/page.html: one line
+    with reporting(target.parent, f"writing {target.name}", "the page's directory"):
+        return write_atomic(target, render_page(data_)), data_["notes"]
 
 
 def _width(rec: PromptScores) -> int:
@@ -111,7 +113,8 @@ def lost_any(rec: PromptScores) -> bool:
 
 def _sources(runs: list[Run], data: str | Sequence[str] | None) -> list[list[str]]:
     """Per run, the data it is shown with: one --data per run (runs on versions of one file), one for all, or the
-    files the summaries name."""
+    files its own summary names (each run its own: runs on two versions of one file each find theirs); a run whose
+    summary names none (an older run) is shown with the files the others name."""
     given = [data] if isinstance(data, str) else list(data or [])
     if len(given) > 1:
         if len(given) != len(runs):
@@ -120,11 +123,12 @@ def _sources(runs: list[Run], data: str | Sequence[str] | None) -> list[list[str
         return [[d] for d in given]
     if given:
         return [given] * len(runs)
-    found = list(dict.fromkeys(src for r in runs for src in r.summary.info.data.sources))
-    if not found:
+    own = [list(r.summary.info.data.sources) for r in runs]
+    named = list(dict.fromkeys(src for sources in own for src in sources))
+    if not named:
         names = ", ".join(r.name for r in runs)
         raise DataError(f"{names}: the summary names no data files (an older run); pass --data PATH")
-    return [found] * len(runs)
+    return [sources or named for sources in own]
 
 
 def load_examples(
@@ -213,6 +217,7 @@ def _run_data(
         "complete": info.complete,
         "partial": info.partial,
         "warnings": info.warnings or [],
+        "undefined": [f"{name}: {why}" for name, why in summary.undefined().items()],
         "counts": {"prompts": info.prompts, "scored": info.scored, "failed": info.failed},
         "failed_by_endpoint": failures_by_endpoint(failure_records(samples_file(run.path).parent)),
         "columns": columns,
@@ -238,7 +243,8 @@ def _comparison(runs: list[Run], scores: list[list[PromptScores]], seed: int) ->
         "header": header,
         "rows": rows,
         "intervals": intervals,
-        "differences": differences.page_json(comparison.differences(runs, paired, seed=seed)),
+        "differences": differences.page_json(tested := comparison.differences(runs, paired, seed=seed)),
+        "why_not": comparison.untested(runs, tested),
     }
 
 

@@ -1,4 +1,5 @@
-"""A run's summary in the terminal: its benchmark's table, the style-bias table, and why it is partial."""
+"""A run's summary in the terminal: its benchmark's table, the style-bias table, why a figure is undefined and why
+the run is partial."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ if TYPE_CHECKING:
 
 def print_summary(summary: RunSummary | Mapping[str, Any], title: str, console: Console | None = None) -> None:
     """A summary's table (`title` its title; an error reading a summary object names it too), its style-bias
-    table (a block several benchmarks share: read from the JSON object) and why it is partial."""
+    table (a block several benchmarks share: read from the JSON object), why each undefined figure is, and why
+    it is partial."""
     from rich.console import Console
 
     console = console or Console()
@@ -24,5 +26,7 @@ def print_summary(summary: RunSummary | Mapping[str, Any], title: str, console: 
     bias = style_bias_table(dict(view.raw))
     if bias is not None:
         console.print(bias)
+    for name, why in view.undefined().items():
+        console.print(f"undefined: {name}: {why}", markup=False, highlight=False)
     for reason in view.info.partial:
         console.print(f"[yellow]partial: {reason}[/yellow]")

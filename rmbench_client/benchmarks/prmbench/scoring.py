@@ -108,6 +108,33 @@ def _class_row(total: np.ndarray, n: int) -> ClassDetail:
     )
 
 
+def _f1_why(tp: int, fp: int, fn: int, kind: str) -> str:
+    """Why upstream's F1 of (tp, fp, fn) is -1 (`kind`: the positive class's steps)."""
+    if tp + fn == 0:
+        why = f"no {kind} step"
+    elif tp + fp == 0:
+        why = f"no step judged {kind}"
+    else:
+        why = f"no {kind} step judged {kind}: precision and recall are 0"
+    return f"{why}; PRMScore counts it as -1, as upstream does"
+
+
+def undefined_reasons(details: Mapping[str, ClassDetail]) -> dict[str, str]:
+    """Why each class's F1 (upstream's -1) or step accuracy (None) is undefined, by `<class>/<field>`."""
+    out: dict[str, str] = {}
+    for c, d in details.items():
+        tp, fp, tn, fn = d.counts.TP, d.counts.FP, d.counts.TN, d.counts.FN
+        if d.f1 < 0:
+            out[f"{c}/f1"] = _f1_why(tp, fp, fn, "correct")
+        if d.negative_f1 < 0 and c != CORRECT_ONLY:  # multi_solutions has no erroneous step: no negative F1
+            out[f"{c}/negative_f1"] = _f1_why(tn, fn, fp, "erroneous")
+        if d.correct_step_acc is None:
+            out[f"{c}/correct_step_acc"] = f"no correct step in {c}"
+        if d.wrong_step_acc is None:
+            out[f"{c}/wrong_step_acc"] = f"no erroneous step in {c}"
+    return out
+
+
 def score(
     records: Records,
     seed: int = 0,
@@ -142,6 +169,8 @@ def score(
             overall=S.bounds(reps["overall"]),
         ),
     )
+    if undefined := undefined_reasons(summary.details):
+        summary.undefined = undefined
     if len(cut):
         left = int((flat.labelled - flat.scored)[cut].sum())
         summary.cut = Cut(solutions=len(cut), steps=left,

@@ -48,7 +48,7 @@ class Cut(msgspec.Struct, kw_only=True):
 
 class PRMBenchSummary(Summary, kw_only=True):
     """PRMScore per error class, group and overall, each class's details, the steps scored, 95% intervals; `cut`
-    only when some solution's scores stop early."""
+    only when some solution's scores stop early; `undefined` only when a class's F1 or accuracy is (its reason)."""
 
     threshold: float
     classes: dict[str, float]
@@ -59,3 +59,4 @@ class PRMBenchSummary(Summary, kw_only=True):
     steps_scored: int
     ci: Intervals
     cut: Cut | msgspec.UnsetType = msgspec.UNSET
+    undefined: dict[str, str] | msgspec.UnsetType = msgspec.UNSET  # `<class>/f1` ... -> why (`undefined_reasons`)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` nev
 def prmbench_rows(summary: PRMBenchSummary) -> tuple[list[str], list[Row]]:
     """PRMScore, F1 on correct steps, F1 on erroneous steps; a row per error class, per group, then overall."""
     ci = summary.ci
+    undefined = {} if summary.undefined is msgspec.UNSET else summary.undefined
     short = {c: s for group in GROUPS.values() for c, s in group.items()}
     rows: list[Row] = []
     for c, value in summary.classes.items():
@@ -27,7 +28,14 @@ def prmbench_rows(summary: PRMBenchSummary) -> tuple[list[str], list[Row]]:
         erroneous = d.counts.TN + d.counts.FP  # none (multi_solutions): no F1 on erroneous steps
         negative = f1_cell(d.negative_f1) if erroneous else None
         values = [cell_of(value, ci.classes.get(c)), f1_cell(d.f1), negative]
-        rows.append({"name": f"{c} ({short.get(c, '?')})", "values": values, "n": d.n, "total": False})
+        row: Row = {"name": f"{c} ({short.get(c, '?')})", "values": values, "n": d.n, "total": False}
+        keys = {"F1 correct": f"{c}/f1", "F1 erroneous": f"{c}/negative_f1"}
+        why = {col: undefined[key] for col, key in keys.items() if key in undefined}
+        if not erroneous:
+            why.setdefault("F1 erroneous", f"no erroneous step in {c}")
+        if why:
+            row["why"] = why
+        rows.append(row)
     for g, value in summary.groups.items():
         rows.append({"name": g, "values": [cell_of(value, ci.groups.get(g)), None, None], "n": None,
                      "total": True})  # fmt: skip

@@ -88,6 +88,25 @@ def _num(x: Any) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
+def undefined_reasons(details: Mapping[str, SplitDetail], splits: Mapping[str, float | None]) -> dict[str, str]:
+    """Why each undefined figure is None: an accuracy over no solution, the F1 of a split with solutions of one
+    kind, and the average F1 of splits one of which has no F1."""
+    out: dict[str, str] = {}
+    for s, d in details.items():
+        if d.error_acc is None:
+            out[f"{s}/error_acc"] = f"no erroneous solution in {s}"
+        if d.correct_acc is None:
+            out[f"{s}/correct_acc"] = f"no correct solution in {s}"
+        if splits.get(s) is None:
+            kind, other = ("correct", "erroneous") if d.error_acc is None else ("erroneous", "correct")
+            n = d.correct + d.erroneous
+            out[s] = f"F1 of {s}: its {n} solution(s) are all {kind} (no accuracy on {other} ones)"
+    if missing := [s for s in splits if splits[s] is None]:
+        verb = "has" if len(missing) == 1 else "have"
+        out["average_f1"] = f"the average of the splits' F1, and {' and '.join(missing)} {verb} none"
+    return out
+
+
 def score(
     records: Records,
     seed: int = 0,
@@ -127,11 +146,14 @@ def score(
             average_f1=S.interval(reps["average_f1"]),
         ),
     )
+    if undefined := undefined_reasons(summary.details, summary.splits):
+        summary.undefined = undefined
     undecided = int((predicted == -2).sum())
     if undecided:
         summary.undecided = Undecided(solutions=undecided,
-                                      why="scores stop before any step is scored below the threshold (input cut at "
-                                          "the length limit): no prediction, counted as a miss")  # fmt: skip
+                                      why="scores stop before any step is scored below the threshold (an input cut "
+                                          "at the length limit, or a critique that named no paragraph of the "
+                                          "solution): no prediction, counted as a miss")  # fmt: skip
     return summary
 
 

@@ -1,6 +1,7 @@
 """ProcessBench's summary as `score` returns it and `summary.json` begins: its fields in the order they are written.
 An F1 or accuracy is None where it is undefined (a split with only correct or only erroneous solutions), and so is
-an interval's every bound where the number is undefined in every replicate."""
+an interval's every bound where the number is undefined in every replicate; `undefined` names each None figure
+(a split's F1 by the split's name, an accuracy as `<split>/error_acc`, the average as `average_f1`) with why."""
 
 from __future__ import annotations
 
@@ -43,3 +44,4 @@ class ProcessBenchSummary(Summary, kw_only=True):
     details: dict[str, SplitDetail]
     ci: Intervals
     undecided: Undecided | msgspec.UnsetType = msgspec.UNSET
+    undefined: dict[str, str] | msgspec.UnsetType = msgspec.UNSET  # a None figure -> why (`undefined_reasons`)

@@ -19,14 +19,22 @@ if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` nev
 def processbench_rows(summary: ProcessBenchSummary) -> tuple[list[str], list[Row]]:
     """Accuracy on erroneous and on correct solutions and their F1; a row per split, then the average F1."""
     ci = defined(summary.ci.splits)
+    undefined = {} if summary.undefined is msgspec.UNSET else summary.undefined
     rows: list[Row] = []
     for s, f1 in summary.splits.items():
         d = summary.details[s]
         values = [cell_of(d.error_acc, None), cell_of(d.correct_acc, None), cell_of(f1, ci.get(s))]
-        rows.append({"name": s, "values": values, "n": summary.n.get(s), "total": False})
+        keys = {"error acc": f"{s}/error_acc", "correct acc": f"{s}/correct_acc", "F1": s}
+        why = {col: undefined[key] for col, key in keys.items() if key in undefined}
+        row: Row = {"name": s, "values": values, "n": summary.n.get(s), "total": False}
+        if why:
+            row["why"] = why
+        rows.append(row)
     average = cell_of(summary.average_f1, known(summary.ci.average_f1))
-    rows.append({"name": "average F1", "values": [None, None, average], "n": sum(summary.n.values()), "total": True})
-    return ["error acc", "correct acc", "F1"], rows
+    total: Row = {"name": "average F1", "values": [None, None, average], "n": sum(summary.n.values()), "total": True}
+    if "average_f1" in undefined:
+        total["why"] = {"F1": undefined["average_f1"]}
+    return ["error acc", "correct acc", "F1"], [*rows, total]
 
 
 def processbench_table(summary: ProcessBenchSummary, title: str) -> Table:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,8 @@ def write_files(
             row |= {"scores": both, "results": None if tie_row else credit(both)}
         rows.append(row)
     dirs = (RESULTS_DIR, SCORES_DIR)
-    return write_eval_set(out_dir, dirs, model, kind, template, summary.subsets, rows)
+    subsets = {k: math.nan if v is None else v for k, v in summary.subsets.items()}  # upstream's NaN: undefined
+    return write_eval_set(out_dir, dirs, model, kind, template, subsets, rows)
 
 
 def results_summary(obj: dict[str, Any], where: str) -> RewardBench2Summary | None:

@@ -32,7 +32,7 @@ is not ref:N / tied:N, two prompts with the same id) this raises a DataError nam
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from msgspec import UNSET, UnsetType
@@ -41,6 +41,7 @@ from ... import constants as C
 from ...errors import DataError
 from ...examples import UNPARSED_RATINGS, PromptScores
 from ..shared import bootstrap
+from ..shared.steps import defined
 from ..spec import Interval, Lengths, Records, Samples
 from .constants import SUBSETS, TIES, TIES_WEIGHTS
 from .summary import Ratings, RewardBench2Intervals, RewardBench2Summary, TiesTerms
@@ -87,15 +88,13 @@ def ties_groups(records: Sequence[PromptScores]) -> tuple[dict[int, Stats], dict
     return ref, tied
 
 
-def _shared_terms(ref: dict[int, Stats], tied: dict[int, Stats]) -> dict[str, float]:
+def _shared_terms(ref: dict[int, Stats], tied: dict[int, Stats]) -> dict[str, float | None]:
     shared = set(ref) & set(tied)  # iterated as upstream iterates it, so the means add up in the same order
     spread = np.array([tied[n][1] for n in shared], dtype=np.float64)
     gap_tied = np.array([tied[n][2] for n in shared], dtype=np.float64)
     gap_min = np.minimum(np.array([ref[n][2] for n in shared], dtype=np.float64), gap_tied)
-    if not shared:  # upstream: the mean of nothing, NaN
-        return dict.fromkeys(
-            ("correctness_preferred", "correctness_preferred_hard", "correctness_margin_score"), math.nan
-        )
+    if not shared:  # upstream: the mean of nothing, NaN; here None (`undefined` says why)
+        return dict.fromkeys(("correctness_preferred", "correctness_preferred_hard", "correctness_margin_score"))
     with np.errstate(divide="ignore", invalid="ignore"):
         margin = np.nan_to_num(np.tanh(gap_min / spread - 1), nan=0.0)
     return {
@@ -105,18 +104,19 @@ def _shared_terms(ref: dict[int, Stats], tied: dict[int, Stats]) -> dict[str, fl
     }
 
 
-def ties_score(records: Sequence[PromptScores]) -> tuple[float, TiesTerms]:
-    """The Ties score, and its five terms with the prompt counts."""
+def ties_score(records: Sequence[PromptScores]) -> tuple[float | None, TiesTerms]:
+    """The Ties score (None where a term is undefined: upstream's NaN), and its five terms with the prompt counts."""
     ref, tied = ties_groups(records)
-    terms = {
+    terms: dict[str, float | None] = {
         "tied_accuracy": float(np.mean([s[0] for s in tied.values()])) if tied else 0.0,
         "ref_accuracy": float(np.mean([s[0] for s in ref.values()])) if ref else 0.0,
         **_shared_terms(ref, tied),
     }
-    total = sum(_W[name] * value for name, value in terms.items())
-    return float(total), TiesTerms(
-        tied_accuracy=terms["tied_accuracy"],
-        ref_accuracy=terms["ref_accuracy"],
+    known = [_W[name] * value for name, value in terms.items() if value is not None]
+    total = float(sum(known)) if len(known) == len(terms) else None
+    return total, TiesTerms(
+        tied_accuracy=float(np.mean([s[0] for s in tied.values()])) if tied else 0.0,
+        ref_accuracy=float(np.mean([s[0] for s in ref.values()])) if ref else 0.0,
         correctness_preferred=terms["correctness_preferred"],
         correctness_preferred_hard=terms["correctness_preferred_hard"],
         correctness_margin_score=terms["correctness_margin_score"],
@@ -160,11 +160,22 @@ def _ties_replicates(records: Sequence[PromptScores], rng: np.random.Generator, 
     return total
 
 
-def _interval(replicates: np.ndarray) -> list[float]:
+def _interval(replicates: np.ndarray) -> list[float | None]:
     """The percentile interval over the replicates where Ties is defined (a resample may draw no number N with
-    both a ref and a tied prompt: upstream's NaN); NaN only when it never is."""
+    both a ref and a tied prompt: upstream's NaN); None bounds only when it never is."""
     defined = replicates[~np.isnan(replicates)]
-    return bootstrap.interval(defined) if defined.size else [math.nan, math.nan]
+    return list(bootstrap.interval(defined)) if defined.size else [None, None]
+
+
+def undefined_reasons(subsets: Mapping[str, float | None], ties: TiesTerms | UnsetType) -> dict[str, str]:
+    """Why Ties, its terms and the final score are None (each by its name; a term as `Ties/<term>`)."""
+    if isinstance(ties, UnsetType) or subsets.get(TIES) is not None:
+        return {}
+    why = f"no number N has both a ref and a tied prompt ({ties.ref} ref, {ties.tied} tied prompt(s))"
+    terms = ("correctness_preferred", "correctness_preferred_hard", "correctness_margin_score")
+    out = {f"{TIES}/{t}": why for t in terms if getattr(ties, t) is None}
+    return out | {TIES: f"its terms comparing ref and tied prompts are undefined: {why}",
+                  "score": f"the mean of the subsets, and {TIES} has none"}  # fmt: skip
 
 
 def _credits(records: Sequence[PromptScores]) -> np.ndarray:
@@ -202,7 +213,7 @@ def score(
         by_subset.setdefault(rec.group, []).append(rec)
     rng = bootstrap.rng(seed)
     n_samples = C.BOOTSTRAP_SAMPLES if samples is None else samples
-    subsets: dict[str, float] = {}
+    subsets: dict[str, float | None] = {}
     reps: dict[str, np.ndarray] = {}
     ties: TiesTerms | UnsetType = UNSET
     for name in (s for s in SUBSETS if s in by_subset):
@@ -216,29 +227,36 @@ def score(
             reps[name] = bootstrap.replicate_means(credits, rng, n_samples)
     final = np.mean(np.stack(list(reps.values())), axis=0) if reps else np.full(n_samples, np.nan)
     nonfinite = sum(not math.isfinite(v) for r in records for v in r.chosen + r.rejected)
+    undefined = undefined_reasons(subsets, ties)
     return RewardBench2Summary(
         benchmark="reward-bench-2",
         ties=ties,
         subsets=subsets,
         n={name: len(by_subset[name]) for name in subsets},
-        score=float(np.mean(list(subsets.values()))) if subsets else math.nan,
+        score=_mean(subsets),
         ci=RewardBench2Intervals(subsets={name: _interval(r) for name, r in reps.items()}, score=_interval(final)),
         ratings=_ratings(records),
         nonfinite_scores=nonfinite or UNSET,  # scored as reward-bench scores them, and said so
+        undefined=undefined or UNSET,
     )
+
+
+def _mean(subsets: Mapping[str, float | None]) -> float | None:
+    """The final score: the plain mean of the subsets; None where one is undefined, or there is none."""
+    values = [v for v in subsets.values() if v is not None]
+    return float(np.mean(values)) if values and len(values) == len(subsets) else None
 
 
 def from_subsets(values: dict[str, float]) -> RewardBench2Summary:
     """The summary of subset scores alone (a reward-bench results file): the final score, no intervals."""
-    subsets = {name: float(values[name]) for name in SUBSETS if name in values}
-    score = float(np.mean(list(subsets.values()))) if subsets else math.nan
-    return RewardBench2Summary(benchmark="reward-bench-2", subsets=subsets, score=score)
+    subsets = {name: None if math.isnan(v := float(values[name])) else v for name in SUBSETS if name in values}
+    return RewardBench2Summary(benchmark="reward-bench-2", subsets=subsets, score=_mean(subsets))
 
 
 def headline_intervals(summary: RewardBench2Summary) -> dict[str, Interval]:
     """The summary's 95% intervals of the headline numbers (the subsets' and the final score's)."""
     ci = summary.ci
-    return {} if isinstance(ci, UnsetType) else {**ci.subsets, "score": ci.score}
+    return {} if isinstance(ci, UnsetType) else defined({**ci.subsets, "score": ci.score})
 
 
 def headline(summary: RewardBench2Summary) -> list[tuple[str, float | None]]:

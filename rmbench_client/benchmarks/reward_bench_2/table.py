@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from msgspec import UnsetType
 
 from ..shared.formatting import percent
+from ..shared.steps import defined
 from ..shared.tables import subset_rows
 from .summary import RewardBench2Summary
 
@@ -21,9 +22,10 @@ def rewardbench2_table(summary: RewardBench2Summary, title: str) -> Table:
     table = Table(title=title)
     ci = None if isinstance(summary.ci, UnsetType) else summary.ci
     n = {} if isinstance(summary.n, UnsetType) else summary.n
-    subset_rows(table, summary.subsets, ci.subsets if ci else {}, n)
+    intervals = defined({**ci.subsets, "score": ci.score}) if ci else {}
+    subset_rows(table, summary.subsets, intervals, n)
     score = None if isinstance(summary.score, UnsetType) else summary.score
-    table.add_row("[bold]score[/bold]", percent(score, ci.score if ci else None), "")
+    table.add_row("[bold]score[/bold]", percent(score, intervals.get("score")), "")
     ratings = summary.ratings
     if not isinstance(ratings, UnsetType):
         table.caption = f"{ratings.unparsed} unparsed rating(s); {ratings.unrated_prompts} prompt(s) unrated"

@@ -145,6 +145,13 @@ def caption(threshold: float, cut: tuple[int, int] | None = None, undecided: int
     return "; ".join(parts)
 
 
+# each step rule in words, with the threshold called T (`--threshold`'s help, the docs)
+RULE_WORDS: dict[StepRule, str] = {
+    "above": "a step is correct when its score is above T (a score equal to T: erroneous)",
+    "not below": "a step is correct when its score is at or above T (the first step below T is the predicted error)",
+}
+
+
 def judged_correct(score: float, threshold: float, rule: StepRule) -> bool:
     """Whether a step's score judges it correct under a benchmark's rule (`Benchmark.step_rule`)."""
     return score > threshold if rule == "above" else score >= threshold

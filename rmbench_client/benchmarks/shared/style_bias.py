@@ -46,11 +46,12 @@ class StylePair(msgspec.Struct, kw_only=True):
 
 class Rho(msgspec.Struct, kw_only=True):
     """Spearman's rho of score and length over `n` responses, and its interval; None where undefined (a constant
-    side, or no finite replicate)."""
+    side, or no finite replicate), `why` then saying which."""
 
     rho: float | None
     ci: Interval | None
     n: int
+    why: str | UnsetType = UNSET
 
 
 class LengthCorrelation(Rho, kw_only=True):
@@ -176,13 +177,22 @@ def length_correlation(
         # a chunk's rows become (rows, responses) weights: fewer rows per chunk for wider prompts
         chunks = bootstrap.stratified_chunks(sizes, rng, samples, C.BOOTSTRAP_CHUNK_ELEMENTS // max(1, s.shape[1]))
         reps = np.concatenate(list(_replicate_rhos(s, n, chunks))) if len(s) else np.array([])
-        return Rho(rho=_number(spearman(s.ravel(), n.ravel())), ci=_finite_interval(reps), n=s.size)
+        rho = _number(spearman(s.ravel(), n.ravel()))
+        return Rho(rho=rho, ci=_finite_interval(reps), n=s.size, why=UNSET if rho is not None else _why_none(s, n))
 
     all_s = np.concatenate([scores[g] for g in names])
     all_n = np.concatenate([lengths[g] for g in names])
     pooled = block(all_s, all_n, [len(scores[g]) for g in names])  # before the groups: the same draws as ever
     groups = {g: block(scores[g], lengths[g], [len(scores[g])]) for g in names}
-    return LengthCorrelation(rho=pooled.rho, ci=pooled.ci, n=pooled.n, groups=groups)
+    return LengthCorrelation(rho=pooled.rho, ci=pooled.ci, n=pooled.n, why=pooled.why, groups=groups)
+
+
+def _why_none(scores: np.ndarray, lengths: np.ndarray) -> str:
+    """Why a rank correlation is undefined: a side without two different values."""
+    if scores.size < 2:
+        return f"{scores.size} response(s): no rank correlation"
+    constant = [side for side, v in (("score", scores), ("length", lengths)) if len(np.unique(v)) < 2]
+    return f"every response has the same {' and '.join(constant) or 'rank'}: no rank correlation"
 
 
 def style_preference(

@@ -95,7 +95,9 @@ def style_bias_table(summary: Mapping[str, Any]) -> Table | None:
     return table
 
 
-def subset_rows(table: Table, subsets: Mapping[str, float], ci: Mapping[str, Interval], n: Mapping[str, int]) -> None:
+def subset_rows(
+    table: Table, subsets: Mapping[str, float | None], ci: Mapping[str, Interval], n: Mapping[str, int]
+) -> None:
     """The subset / score / n columns and a row per subset, then a section line."""
     table.add_column("subset")
     table.add_column("score", justify="right")

@@ -129,12 +129,13 @@ const value = (v) => (v ? `${pct(v[0])}${v.length > 2 ? `<span class="ci">[${pct
 
 function renderSummary() {
   const run = D.runs[S.run];
-  const notes = [...run.partial.map((r) => `partial: ${r}`), ...run.warnings.map((w) => `warning: ${w}`),
-    ...(run.facts || []).map((f) => `note: ${f}`)];
+  const notes = [...(run.undefined || []).map((u) => `undefined: ${u}`), ...run.partial.map((r) => `partial: ${r}`),
+    ...run.warnings.map((w) => `warning: ${w}`), ...(run.facts || []).map((f) => `note: ${f}`)];
   $('#notes').innerHTML = notes.map((n) => `<p class="note">${esc(n)}</p>`).join('');
   const head = `<tr><th>${esc(D.group_field)}</th>${run.columns.map((c) => `<th>${esc(c)}</th>`).join('')}<th>n</th></tr>`;
   const rows = run.rows.map((r) => `<tr class="${r.total ? 'total' : ''}"><td>${esc(r.name)}</td>${r.values
-    .map((v) => `<td>${value(v)}</td>`).join('')}<td>${r.n ?? ''}</td></tr>`).join('');
+    .map((v, i) => `<td${r.why?.[run.columns[i]] ? ` title="${esc(r.why[run.columns[i]])}"` : ''}>${value(v)}</td>`)
+    .join('')}<td>${r.n ?? ''}</td></tr>`).join('');
   $('#summary').innerHTML = `<table id="summary-table">${head}${rows}</table><p class="help">Percent, with the 95% `
     + `bootstrap interval over prompts in brackets. ${esc(run.counts.scored ?? '?')} of ${esc(run.counts.prompts ?? '?')} `
     + `prompts scored, ${esc(run.counts.failed ?? 0)} failed.</p>${failedByEndpoint(run.failed_by_endpoint || {})}`;
@@ -234,7 +235,7 @@ function renderComparison() {
   const left = d.left_out.map((k, r) => (k ? `${D.runs[r].name}: ${k}` : '')).filter(Boolean);
   html += `</table><p class="help">Percent points, over the ${d.shared} prompts every run scored${left.length
     ? ` (left out, scored by only some runs: ${esc(left.join(', '))})` : ''}. Brackets: paired bootstrap 95% interval; `
-    + 'p: paired permutation test; * and bold: p &lt; 0.05.</p>';
+    + `p: paired permutation test; * and bold: p &lt; 0.05. ${esc((c.why_not || []).join(' '))}</p>`;
   $('#comparison').innerHTML = html;
 }
 
