@@ -1,10 +1,9 @@
 """Serving on Ray without a cluster: the config's keys and their errors, fitting replicas onto nodes, and reading
-the replicas' URLs from a state API answer (the shape Ray 2.60.0's dashboard sends, tests/recorded). Ray itself is
-never imported here; tests/test_ray.py runs the real cluster."""
+(tests/test_ray_state_api.py reads the state API's answers). Ray itself is never imported here; tests/test_ray.py
+runs the real cluster."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
@@ -12,17 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 from helpers_cli import cli, one_error_line
 
 from rmbench_client.config import load_config
-from rmbench_client.errors import ConfigError, EndpointError
+from rmbench_client.errors import ConfigError
 from rmbench_client.launcher.ray_cluster import capacity_error, fits
-from rmbench_client.ray_discovery import RayEndpoints, dashboard_url, list_actors, url_of
+from rmbench_client.ray_discovery import dashboard_url
 
-RECORDED = Path(__file__).parent / "recorded" / "ray-state-actors-2.60.0.json"
 SERVE = {"engine": "vllm-cpu", "path": "models/tiny/reward"}
 
 
@@ -105,48 +102,6 @@ def test_replicas_fit_onto_nodes():
     message = str(capacity_error([("reward", {"GPU": 4.0})] * 2, free))
     assert "role reward: 2 replica(s) of {GPU: 4}" in message
     assert "node a {CPU: 8, GPU: 4}; node b {CPU: 8, GPU: 2}" in message
-
-
-def test_state_api_answer_gives_the_roles_urls(tmp_path, monkeypatch):
-    answer = RECORDED.read_bytes()
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200, content=answer)
-
-    real = httpx.AsyncClient
-
-    def client(**kwargs):
-        return real(transport=httpx.MockTransport(handler), **kwargs)
-
-    monkeypatch.setattr("rmbench_client.ray_discovery.httpx.AsyncClient", client)
-    role = load_config(config(tmp_path, "ray", {**SERVE, "cluster": "ray", "ray_dashboard": "http://d:1"}))
-    source = RayEndpoints("reward", role.roles["reward"])
-    assert asyncio.run(source.urls()) == ["http://127.0.0.1:33343", "http://127.0.0.1:40799"]  # replica order
-    query = seen[0].url.params
-    assert seen[0].url.path == "/api/v0/actors"
-    assert query.get_list("filter_values") == ["rmbench", "ALIVE"] and query["detail"] == "true"
-    assert url_of("Replica(http://[::1]:80)") == "http://[::1]:80" and url_of("Replica()") is None
-    actors = asyncio.run(list_actors("http://d:1", alive_only=False))
-    assert len(actors) == len(json.loads(answer)["data"]["result"]["result"])
-
-
-def test_no_replica_on_the_cluster_is_one_error(tmp_path, monkeypatch):
-    empty = {"result": True, "msg": "", "data": {"result": {"total": 0, "result": []}}}
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json=empty)
-
-    real = httpx.AsyncClient
-    monkeypatch.setattr(
-        "rmbench_client.ray_discovery.httpx.AsyncClient",
-        lambda **kw: real(transport=httpx.MockTransport(handler), **kw),
-    )
-    role = load_config(config(tmp_path, "ray", {**SERVE, "cluster": "ray", "ray_dashboard": "http://d:1"}))
-    source = RayEndpoints("reward", role.roles["reward"])
-    with pytest.raises(EndpointError, match="no reward replica serving tiny-reward is alive.*rmbench-client serve"):
-        asyncio.run(source.urls())
 
 
 def test_no_cluster_at_the_address_is_one_error_at_once(tmp_path):
