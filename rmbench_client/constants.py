@@ -128,6 +128,11 @@ RAY_CONNECT_TIMEOUT_S = 5.0  # a TCP connect to the cluster's address before `ra
 RAY_CALL_TIMEOUT_S = 30.0  # for one call to a replica actor (its address, its stop)
 RAY_ALIVE_TIMEOUT_S = 5.0  # `stop`: a replica that does not answer within this is waiting for a node
 RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API
+# A replica watches its server (launcher/ray_replica.py Watch): a /health probe this often, each within the timeout;
+# this many failed in a row (once it was healthy) end the replica, and Ray starts it again
+RAY_REPLICA_HEALTH_PERIOD_S = 5.0
+RAY_REPLICA_HEALTH_TIMEOUT_S = 10.0
+RAY_REPLICA_HEALTH_FAILURES = 3
 RAY_STATE_API_LIMIT = 10_000  # rows asked of the state API: Ray's own cap (RAY_MAX_LIMIT_FROM_API_SERVER)
 # Ray's token authentication (ray_auth.py): the token is read as Ray reads it, in this order
 RAY_AUTH_TOKEN_ENV = "RAY_AUTH_TOKEN"

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,13 +26,14 @@ import httpx
 from .. import constants as C
 from ..backends.base import Endpoint
 from ..backends.session import Session
-from ..config import RoleConfig, RunConfig, ServeSpec
+from ..config import RoleConfig, RunConfig
 from ..errors import ServerError
 from ..model_identity import same_model, served_identity
-from ..ray_discovery import cluster_address, is_replica_of, replica_name
+from ..ray_discovery import is_replica_of, replica_name
 from . import ray_replica
 from .commands import is_loopback, serve_spec, server_command, server_env
 from .processes import healthy
+from .ray_connect import connect
 from .releases import installed_release, server_venv
 
 log = logging.getLogger(__name__)
@@ -61,44 +61,6 @@ def ray_roles(cfg: RunConfig, roles: Sequence[str] | None = None) -> list[str]:
     """The roles (of `roles`, default all) that `serve` places on a Ray cluster."""
     names = list(dict.fromkeys(roles)) if roles else list(cfg.roles)
     return [r for r in names if r in cfg.roles and (s := _roles(cfg)[r].serve) is not None and s.cluster == "ray"]
-
-
-def connect(specs: Sequence[ServeSpec]) -> Any:
-    """`ray`, connected to the one cluster the roles name (serve.ray_address, else $RAY_ADDRESS)."""
-    addresses = {cluster_address(s) for s in specs}
-    if len(addresses) > 1:
-        raise ServerError(
-            f"the roles name different Ray clusters ({', '.join(map(str, addresses))}): serve one at a time"
-        )
-    address = addresses.pop() if addresses else None
-    if not address:
-        raise ServerError(
-            f"serve.cluster ray needs the cluster's address: set {C.RAY_ADDRESS_ENV} or serve.ray_address"
-        )
-    _reachable(address)
-    try:
-        import ray
-    except ImportError:
-        raise ServerError("serve.cluster ray needs Ray: pip install 'rmbench-client[ray]'") from None
-    # Ray warns that a restartable detached actor dies with its placement group: `stop` removes both on purpose
-    logging.getLogger("ray.actor").setLevel(logging.ERROR)
-    if not ray.is_initialized():
-        try:
-            ray.init(address=address, namespace=C.RAY_NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
-        except Exception as exc:  # ConnectionError, version mismatch: Ray raises several kinds
-            raise ServerError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
-    return ray
-
-
-def _reachable(address: str) -> None:
-    """A quick TCP connect to the cluster's address: `ray.init` retries an absent cluster for minutes."""
-    host, _, port = address.split("://")[-1].rpartition(":")
-    if not host or not port.isdigit():
-        return  # "auto", or a form Ray resolves itself
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=C.RAY_CONNECT_TIMEOUT_S).close()
-    except OSError as exc:
-        raise ServerError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
 
 
 def _free(ray: Any) -> dict[str, dict[str, float]]:
@@ -207,7 +169,10 @@ def serve_on_ray(
             }  # fmt: skip
             if "memory" in bundle:
                 options["memory"] = bundle["memory"]
-            actor = actor_class.options(**options).remote(command, env, unset, C.SERVER_STOP_TIMEOUT_S)
+            watch = ray_replica.Watch(C.RAY_REPLICA_HEALTH_PERIOD_S, C.RAY_REPLICA_HEALTH_TIMEOUT_S,
+                                      C.RAY_REPLICA_HEALTH_FAILURES, timeout)  # fmt: skip
+            actor = actor_class.options(**options).remote(command, env, unset, C.SERVER_STOP_TIMEOUT_S, watch,
+                                                          bundle.get("GPU", 0))  # fmt: skip
             created[i] = (role, name, pg, actor)
         return _wait_ready(ray, cfg, created, timeout)
     except BaseException:  # Ctrl-C included: a failed serve leaves nothing on the cluster
