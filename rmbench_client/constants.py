@@ -133,6 +133,9 @@ RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API
 RAY_REPLICA_HEALTH_PERIOD_S = 5.0
 RAY_REPLICA_HEALTH_TIMEOUT_S = 10.0
 RAY_REPLICA_HEALTH_FAILURES = 3
+# a replica (re)started on a node ends itself when its server is not healthy within this: long, for a large model
+# downloaded from the hub on a node that has not cached it (`serve` itself waits SERVER_READY_TIMEOUT_S)
+RAY_REPLICA_START_TIMEOUT_S = 7200.0
 RAY_STATE_API_LIMIT = 10_000  # rows asked of the state API: Ray's own cap (RAY_MAX_LIMIT_FROM_API_SERVER)
 # Ray's token authentication (ray_auth.py): the token is read as Ray reads it, in this order
 RAY_AUTH_TOKEN_ENV = "RAY_AUTH_TOKEN"

@@ -105,3 +105,24 @@ class FakeDashboard:
         assert self._server is not None
         self._server.shutdown()
         self._server.server_close()
+
+
+def main() -> None:
+    """`python tests/fake_ray_dashboard.py ACTORS REPLICAS [same-namespace]`: serve until killed (the bench's
+    discovery step, bench/ray_discovery_scale.py); prints the URL once it listens."""
+    import sys
+    import time
+
+    n, replicas = int(sys.argv[1]), int(sys.argv[2])
+    actors = crowd(n, replicas)
+    if sys.argv[3:] == ["same-namespace"]:  # every actor in the namespace rmbench: other roles' replicas, say
+        for row in actors[replicas:]:
+            row["ray_namespace"] = "rmbench"
+    with FakeDashboard(actors) as dash:
+        print(dash.url, flush=True)
+        while True:
+            time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,19 +1,25 @@
-"""Serving on a Ray cluster: a real multi-node Ray cluster on this machine (ray.cluster_utils.Cluster: a head and
-three worker nodes of one CPU each, every node on 127.0.0.1), tiny vLLM CPU servers as replicas.
+"""Serving on a Ray cluster: a real multi-node Ray cluster on this machine with token authentication on
+(ray.cluster_utils.Cluster: a head and three worker nodes of one CPU each, every node on 127.0.0.1; HOME in a
+temporary directory, the token in RAY_AUTH_TOKEN), tiny vLLM CPU servers as replicas.
 
-`serve` places two replicas on two nodes; a run over them equals a single local server's run sample for sample; a
-node lost mid-run costs nothing (its replica comes back on the spare node and joins the run after its identity
-check); with no node left the run ends resumable, and resumes once a node is back; a cluster that cannot hold what
-is asked is one error and nothing is left on it; `stop` leaves no actor, no placement group and no server process.
-Run alone with `pytest -m ray`.
+Without the token, or with a wrong one, `serve`, `stop`, `status` and `run` each say in one line what to set;
+with it, `serve` places two replicas on two nodes; a run over them equals a single local server's run sample for
+sample; a replica's vLLM server killed mid-run costs nothing, and the replica is serving again without any command;
+a node whose processes freeze (SIGSTOP) mid-run costs only its requests in flight, and its replica comes back on
+another node; a node lost mid-run costs nothing (its replica comes back on the spare node and joins the run after
+its identity check); with no node left the run ends resumable, and resumes once a node is back; a cluster that
+cannot hold what is asked is one error and nothing is left on it; `stop` leaves no actor, no placement group and no
+server process. Run alone with `pytest -m ray`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +42,10 @@ pytestmark = [pytest.mark.ray, pytest.mark.server]
 
 GCS, DASHBOARD = port(60), port(65)
 DASHBOARD_URL = f"http://127.0.0.1:{DASHBOARD}"
+TOKEN = "ray-test-token-0123456789abcdef"  # made up: the cluster's token, in RAY_AUTH_TOKEN only
+# Ray's node health check, quicker than its defaults (period 3 s, timeout 10 s, 5 failures): a frozen node is found
+# dead in seconds (bench/ray_faults.py measures the defaults)
+HEALTH_CHECK = {"health_check_period_ms": 1000, "health_check_timeout_ms": 2000, "health_check_failure_threshold": 5}
 PROMPTS = 60  # of the chat file: enough for a node to be lost and its replica to come back mid-run
 RATE = 1.2  # requests (one per prompt) per second: the run outlasts a replica's restart on the spare node
 
@@ -55,8 +65,19 @@ def ray_config(path: Path, replicas: int = 2, resources: dict | None = None, **c
     return path
 
 
-def run_cli(*args: str, timeout: float = RUN_TIMEOUT):
-    return cli(*args, env=os.environ | LOOPBACK_ENV, timeout=timeout, cwd=REPO)
+def client_env(**changes: str | None) -> dict[str, str]:
+    """The environment of a client command: the token in RAY_AUTH_TOKEN, RAY_AUTH_MODE unset (the client turns
+    token mode on itself); `changes` set (None: removed)."""
+    env = {k: v for k, v in (os.environ | LOOPBACK_ENV).items() if k != "RAY_AUTH_MODE"}
+    for name, value in changes.items():
+        env.pop(name, None)
+        if value is not None:
+            env[name] = value
+    return env
+
+
+def run_cli(*args: str, timeout: float = RUN_TIMEOUT, env: dict[str, str] | None = None):
+    return cli(*args, env=env or client_env(), timeout=timeout, cwd=REPO)
 
 
 SEEN_PORTS: set[int] = set()  # every port a replica's server listened on: none may be left at the end
@@ -119,10 +140,16 @@ def local_run(data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[object]:
-    """A head (no CPU: nothing runs there) and three worker nodes of one CPU each, all on 127.0.0.1."""
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A head (no CPU: nothing runs there) and three worker nodes of one CPU each, all on 127.0.0.1, with token
+    authentication (HOME in a temporary directory: no real token is read or written)."""
+    from ray._raylet import Config
+
+    saved = dict(os.environ)
+    os.environ.update({"HOME": str(tmp_path_factory.mktemp("home")), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN})
+    Config.initialize("")  # Ray's config reads the environment again (as Ray's own tests do)
     head = {"num_cpus": 0, "gcs_server_port": GCS, "include_dashboard": True, "dashboard_port": DASHBOARD,
-            "dashboard_host": "127.0.0.1"}  # fmt: skip
+            "dashboard_host": "127.0.0.1", "_system_config": HEALTH_CHECK}  # fmt: skip
     c = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
     try:
         for _ in range(3):
@@ -131,6 +158,9 @@ def cluster() -> Iterator[object]:
         yield c
     finally:
         c.shutdown()
+        os.environ.clear()
+        os.environ.update(saved)
+        Config.initialize("")
 
 
 def samples(run_dir: Path) -> list[dict]:
@@ -159,7 +189,9 @@ def test_no_room_is_one_error_and_leaves_nothing(cluster, tmp_path):
 def cluster_placement_groups() -> list[dict]:
     import httpx
 
-    answer = httpx.get(f"{DASHBOARD_URL}/api/v0/placement_groups", params={"limit": "1000"}, timeout=10).json()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    answer = httpx.get(f"{DASHBOARD_URL}/api/v0/placement_groups", params={"limit": "1000"}, headers=auth, timeout=10)
+    answer = answer.json()
     return list(answer["data"]["result"]["result"])
 
 
@@ -189,6 +221,107 @@ def test_two_replicas_on_two_nodes_equal_a_local_run(served, local_run, data, tm
     proc = run_cli("run", "--config", str(fast), "--data", str(data), "--out", str(tmp_path / "run"), "--no-progress")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert_same_samples(tmp_path / "run", local_run)
+
+
+def test_without_the_token_each_command_says_what_to_set(served, data, tmp_path):
+    config, _, _ = served
+    run = ["--data", str(data), "--out", str(tmp_path / "run"), "--no-progress"]
+    for env, words in (
+        (client_env(RAY_AUTH_TOKEN=None), "no token is set"),
+        (client_env(RAY_AUTH_TOKEN="not-the-token"), "refused the token from RAY_AUTH_TOKEN"),
+    ):
+        for command in (["serve"], ["stop"], ["status"], ["run", *run]):
+            proc = run_cli(command[0], "--config", str(config), *command[1:], env=env, timeout=60)
+            line = one_error_line(proc, 2, DASHBOARD_URL, words, "RAY_AUTH_TOKEN")
+            assert "not-the-token" not in line
+    assert len(replicas()) == 2  # `stop` without the token removed nothing
+    assert not (tmp_path / "run" / "samples.jsonl").exists()
+
+
+def server_processes(url: str) -> list[int]:
+    """The vLLM server of the replica listening at `url` (not its guard, whose arguments name the port too)."""
+    found = []
+    for pid in servers_on({int(url.rsplit(":", 1)[1])}):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1] != b"-c":
+                found.append(pid)
+    return found
+
+
+def wait_replaced(name: str, old_url: str, timeout: float = 240) -> tuple[str, str]:
+    """Until replica `name` serves again on another URL (its node id, URL)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        node, url = replicas().get(name, ("", ""))
+        if url and url != old_url and healthy(url):
+            return node, url
+        time.sleep(1)
+    raise AssertionError(f"replica {name} was not serving again within {timeout:.0f} s")
+
+
+def test_a_server_killed_mid_run_is_replaced(served, local_run, data, tmp_path):
+    config, _, _ = served
+    name = "reward:tiny-reward:0"
+    node, url = replicas()[name]
+    (server,) = server_processes(url)
+    group = os.getpgid(server)
+    run = start_run(config, data, tmp_path / "run", "-v")
+    wait_for_lines(tmp_path / "run", 5, run)
+    os.kill(server, signal.SIGKILL)  # its vLLM server dies; the replica (its actor) does not
+    _, err = run.communicate(timeout=RUN_TIMEOUT)
+    assert run.returncode == 0, err[-3000:]
+    assert_same_samples(tmp_path / "run", local_run)
+    new_node, _ = wait_replaced(name, url)  # without any command
+    assert new_node == node  # its placement group's node had room
+    assert not group_alive(group)  # nothing of the old server is left
+
+
+def node_processes(node) -> list[int]:
+    """Every process of a Ray node: its own (raylet, ...) and their descendants (the workers)."""
+    pids = {info.process.pid for infos in node.all_processes.values() for info in infos}
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            raw = Path(f"/proc/{entry}/stat").read_text()
+            parents[int(entry)] = int(raw[raw.rindex(")") + 2 :].split()[1])
+    while grown := {pid for pid, parent in parents.items() if parent in pids} - pids:
+        pids |= grown
+    return sorted(pids)
+
+
+def test_a_frozen_node_costs_only_its_requests_in_flight(served, cluster, local_run, data, tmp_path):
+    config, _, _ = served
+    name = "reward:tiny-reward:1"
+    node_id, url = replicas()[name]
+    (node,) = [n for n in cluster.worker_nodes if n.node_id == node_id]
+    (server,) = server_processes(url)
+    group = os.getpgid(server)
+    quick = ray_config(tmp_path / "quick.yaml", rate_limit=RATE, all_down_patience=60, read_timeout=10,
+                       request_timeout=20)  # fmt: skip
+    run = start_run(quick, data, tmp_path / "run", "-v")
+    wait_for_lines(tmp_path / "run", 5, run)
+    frozen = node_processes(node) + group_alive(group)  # the node's Ray processes, its workers, the replica's server
+    for pid in frozen:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+    try:
+        _, err = run.communicate(timeout=RUN_TIMEOUT)
+        assert run.returncode == 0, err[-3000:]
+        assert_same_samples(tmp_path / "run", local_run)
+        new_node, _ = wait_replaced(name, url)  # Ray found the node dead and started the replica on the spare
+        assert new_node != node_id
+    finally:
+        for pid in frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    deadline = time.monotonic() + 60  # running again, the dead node's raylet ends, its worker, then the old server
+    while group_alive(group) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not group_alive(group)
+    with contextlib.suppress(Exception):
+        cluster.remove_node(node, allow_graceful=False)
+    cluster.add_node(num_cpus=1)  # a spare again, for the node lost next
+    cluster.wait_for_nodes()
 
 
 def test_node_lost_mid_run_costs_nothing(served, cluster, local_run, data, tmp_path):

@@ -21,6 +21,7 @@ from rmbench_client.launcher.ray_cluster import capacity_error, fits
 from rmbench_client.ray_discovery import dashboard_url
 
 SERVE = {"engine": "vllm-cpu", "path": "models/tiny/reward"}
+GPU_SERVE = {"engine": "vllm", "path": "m", "cluster": "ray", "resources": {"GPU": 2}}
 
 
 def config(tmp_path: Path, endpoints, serve=None) -> Path:
@@ -43,6 +44,20 @@ def config(tmp_path: Path, endpoints, serve=None) -> Path:
         ("ray", {**SERVE, "cluster": "ray", "engine": "tgi"}, ["engine tgi"]),
         ("ray", {**SERVE, "cluster": "ray", "replicas": 0}, ["serve.replicas", ">= 1"]),
         ("http://127.0.0.1:1", None, ["roles.reward.endpoints", "a list of URLs, or ray", "http://127.0.0.1:1"]),
+        ("ray", {**SERVE, "cluster": "ray", "resources": {"GPU": 1}}, ["vllm-cpu uses no GPU"]),
+        ("ray", {**GPU_SERVE, "resources": {"CPU": 4}}, ["engine vllm needs GPUs: add GPU: 1"]),
+        ("ray", {**GPU_SERVE, "extra_args": ["-tp", "4"]}, ["GPU: 2 per replica", "parallel size is 4", "exactly 4"]),
+        (
+            "ray",
+            {**GPU_SERVE, "extra_args": ["--tensor-parallel-size=2", "--pipeline-parallel-size", "2"]},
+            ["GPU: 2 per replica", "parallel size is 4"],
+        ),  # fmt: skip
+        (
+            "ray",
+            {**GPU_SERVE, "resources": {"GPU": 4}, "data_parallel_size": 2, "extra_args": ["-tp", "4"]},
+            ["parallel size is 8"],
+        ),  # fmt: skip
+        ("ray", {**GPU_SERVE, "extra_args": ["-tp", "two"]}, ["-tp needs a whole number", "'two'"]),
     ],
 )
 def test_bad_ray_keys_are_one_clear_error(tmp_path, endpoints, serve, words):
@@ -53,7 +68,8 @@ def test_bad_ray_keys_are_one_clear_error(tmp_path, endpoints, serve, words):
 
 
 def test_ray_keys_read(tmp_path):
-    serve = {**SERVE, "cluster": "ray", "replicas": 3, "resources": {"GPU": 4, "a100": 1}, "ray_address": "h:6379"}
+    serve = {**GPU_SERVE, "replicas": 3, "resources": {"GPU": 4, "a100": 1}, "ray_address": "h:6379",
+             "extra_args": ["--tensor-parallel-size", "2", "-pp=2"]}  # fmt: skip
     role = load_config(config(tmp_path, "ray", serve)).roles["reward"]
     assert role.on_ray and role.urls() == [] and role.endpoint_count() == 3
     assert role.serve is not None and role.serve.replica_resources() == {"GPU": 4.0, "a100": 1.0}

@@ -170,7 +170,7 @@ def serve_on_ray(
             if "memory" in bundle:
                 options["memory"] = bundle["memory"]
             watch = ray_replica.Watch(C.RAY_REPLICA_HEALTH_PERIOD_S, C.RAY_REPLICA_HEALTH_TIMEOUT_S,
-                                      C.RAY_REPLICA_HEALTH_FAILURES, timeout)  # fmt: skip
+                                      C.RAY_REPLICA_HEALTH_FAILURES, C.RAY_REPLICA_START_TIMEOUT_S)  # fmt: skip
             actor = actor_class.options(**options).remote(command, env, unset, C.SERVER_STOP_TIMEOUT_S, watch,
                                                           bundle.get("GPU", 0))  # fmt: skip
             created[i] = (role, name, pg, actor)
@@ -206,12 +206,23 @@ def _wait_ready(
                                               info["pid"], info["log"])  # fmt: skip
             if len(ready) < len(created):
                 if time.monotonic() > deadline:
-                    late = [name for _, name, _, _ in created if name not in ready]
-                    raise ServerError(f"replicas {', '.join(late)} did not answer /health within {timeout:.0f} s")
+                    late = [(name, actor) for _, name, _, actor in created if name not in ready]
+                    raise ServerError(f"replicas {', '.join(n for n, _ in late)} did not answer /health within "
+                                      f"{timeout:.0f} s{_tails(ray, late)}")  # fmt: skip
                 time.sleep(C.SERVER_HEALTH_POLL_S)
     found = list(ready.values())
     for role in dict.fromkeys(r.role for r in found):
         asyncio.run(_identity(role, _roles(cfg)[role], [r.url for r in found if r.role == role]))
+    return found
+
+
+def _tails(ray: Any, late: list[tuple[str, Any]]) -> str:
+    """The last lines of the late replicas' server logs (read before `serve` removes them with their replicas)."""
+    found = ""
+    for name, actor in late:
+        with contextlib.suppress(Exception):  # a replica still waiting for a node has no log
+            info = ray.get(actor.info.remote(tail=True), timeout=C.RAY_ALIVE_TIMEOUT_S)
+            found += f"\n{name} on node {info['node_ip']}, log {info['log']} (last lines):\n{info.get('tail', '')}"
     return found
 
 

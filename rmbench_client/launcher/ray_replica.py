@@ -184,12 +184,12 @@ class Replica:
                     self.exit = int(value) if value.lstrip("-").isdigit() else -1
             wait = 0.0
 
-    def info(self) -> dict[str, Any]:
-        """Where the server runs, and its exit status and the end of its log once it has exited."""
+    def info(self, tail: bool = False) -> dict[str, Any]:
+        """Where the server runs, and its exit status and the end of its log once it has exited (or if asked)."""
         self._read_status()
         found: dict[str, Any] = {"url": self.url, "node_id": self.node_id, "node_ip": self.node_ip,
                                  "pid": self.group, "log": self.log, "exit": self.exit}  # fmt: skip
-        if self.exit is not None:
+        if self.exit is not None or tail:
             found["tail"] = _log_tail(self.log)
         return found
 
