@@ -1,6 +1,7 @@
 """A stand-in for `vllm serve` under a Ray replica (tests/test_ray_replicas.py): `--host H --port P` as the replica
-sets them; `/health` answers 200, or 503 after SIGUSR1 (as a vLLM whose engine died); it starts one child process
-of its own, as vLLM starts its engine core, so that a test can see the whole process group end."""
+sets them; `/health` answers 200, or 503 after SIGUSR1 (as a vLLM whose engine died); `/metrics` counts the other
+requests as vLLM's does (`http_requests_total`, /health and /metrics left out); it starts one child process of its
+own, as vLLM starts its engine core, so that a test can see the whole process group end."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sick: list[int] = []
+taken: list[str] = []  # every request but /health and /metrics
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -18,10 +20,15 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        status = 503 if sick or self.path != "/health" else 200
-        self.send_response(status)
-        self.send_header("Content-Length", "0")
+        body = b""
+        if self.path == "/metrics":
+            body = f'http_requests_total{{handler="/pooling",method="GET",status="2xx"}} {len(taken)}.0\n'.encode()
+        elif self.path != "/health":
+            taken.append(self.path)
+        self.send_response(503 if sick else 200)
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        self.wfile.write(body)
 
 
 def main() -> None:

@@ -3,11 +3,13 @@ server a light stand-in (tests/fake_replica_server.py: `/health`, 503 on demand,
 engine core): a server that dies, or answers 503, is replaced without any command; however the replica's processes
 end (its server killed, its worker SIGKILLed, its node's raylet killed, `stop`), no process of the old server's
 group is left and its scratch directory is gone. The replica's server never sees the Ray token, nor a GPU it did not
-reserve. Real vLLM servers as replicas: tests/test_ray.py. Run alone with `pytest -m ray`.
+reserve. With a lease, a replica whose server takes no request for the idle timeout removes itself, placement
+group and all. Real vLLM servers as replicas: tests/test_ray.py. Run alone with `pytest -m ray`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -83,10 +85,10 @@ def server_of(group: int) -> int:
 class Replica:
     """One replica actor (as `serve` creates it, without a placement group) and what it said last."""
 
-    def __init__(self, ray: Any) -> None:
+    def __init__(self, ray: Any, watch: ray_replica.Watch = WATCH, **options: Any) -> None:
         self.ray = ray
-        options = {"name": "reward:fake:0", "lifetime": "detached", "max_restarts": -1, "num_cpus": 1}
-        self.actor = ray.remote(ray_replica.Replica).options(**options).remote(SERVER, {}, [], 3.0, WATCH, 0)
+        options = {"name": "reward:fake:0", "lifetime": "detached", "max_restarts": -1, "num_cpus": 1, **options}
+        self.actor = ray.remote(ray_replica.Replica).options(**options).remote(SERVER, {}, [], 3.0, watch, 0)
         self.last = self.info()
 
     def info(self, timeout: float = 60) -> dict[str, Any]:
@@ -143,3 +145,37 @@ def test_a_replica_outlives_every_way_its_server_ends(ray_on_cluster):
         assert not group_alive(moved["pid"]) and not Path(moved["log"]).parent.exists()
     finally:
         ray.kill(replica.actor, no_restart=True)
+
+
+def test_a_replica_nobody_uses_removes_itself(ray_on_cluster):
+    import httpx
+    from ray.util.placement_group import placement_group, placement_group_table
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    ray, _ = ray_on_cluster
+    group = placement_group([{"CPU": 1}], strategy="STRICT_PACK", lifetime="detached")
+    ray.get(group.ready(), timeout=60)
+    lease = ray_replica.Watch(period=0.5, timeout=2.0, failures=3, start_timeout=60.0, idle_timeout=3.0)
+    strategy = PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=0)
+    replica = Replica(ray, lease, name="reward:fake:lease", scheduling_strategy=strategy)
+    info = replica.last
+    try:
+        used = time.monotonic() + 6  # twice the idle timeout, used all the while: it stays
+        while time.monotonic() < used:
+            assert httpx.get(f"{info['url']}/pooling", timeout=5).status_code == 200
+            time.sleep(0.5)
+        assert ray.get(replica.actor.info.remote(), timeout=10)["url"] == info["url"]
+        deadline = time.monotonic() + 30  # then nobody uses it
+        while placement_group_table(group)["state"] != "REMOVED" and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert placement_group_table(group)["state"] == "REMOVED"  # its resources are the cluster's again
+        with pytest.raises(ValueError):  # the actor is gone for good, not restarted
+            for _ in range(20):
+                ray.get_actor("reward:fake:lease")
+                time.sleep(0.5)
+        assert not group_alive(info["pid"]) and not Path(info["log"]).parent.exists()
+    finally:
+        with contextlib.suppress(Exception):
+            ray.kill(replica.actor, no_restart=True)
+        with contextlib.suppress(Exception):
+            ray.util.remove_placement_group(group)

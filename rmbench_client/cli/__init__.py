@@ -48,6 +48,16 @@ def _unit_interval(text: str) -> float:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
     parser = argparse.ArgumentParser(prog="rmbench-client", description=DESCRIPTION, parents=[common])
@@ -72,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve = sub.add_parser("serve", parents=[common], help="start the servers a config describes, wait until healthy")
     p_serve.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML naming the servers")
     p_serve.add_argument("--role", action="append", metavar="ROLE", help="only this role (repeatable)")
+    p_serve.add_argument("--capacity-timeout", type=_seconds, default=0.0, metavar="S", help="Ray: when the cluster "
+                         "cannot hold the replicas now, wait up to S seconds for nodes (an autoscaler adds them) "
+                         "instead of refusing")  # fmt: skip
+    p_serve.add_argument("--idle-timeout", type=_seconds, metavar="S", help="Ray: each replica removes itself (server, "
+                         "actor, placement group) after S seconds without a request")  # fmt: skip
     p_stop = sub.add_parser("stop", parents=[common], help="stop the servers `serve` started")
     p_stop.add_argument("--config", metavar="FILE", help="also remove this config's replicas from its Ray cluster")
     watch.add_parser(sub, common)
@@ -97,7 +112,8 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     from .cluster import serve_replicas, stop_replicas
 
     cfg = _serve_config(args.config)
-    on_ray = serve_replicas(cfg, args.role)  # the roles placed on a Ray cluster (serve.cluster: ray)
+    # the roles placed on a Ray cluster (serve.cluster: ray)
+    on_ray = serve_replicas(cfg, args.role, args.capacity_timeout, args.idle_timeout)
     wanted = args.role or [r for r, rc in cfg.roles.items() if rc.serve is not None]
     local = [r for r in wanted if r not in on_ray]
     if not local and on_ray:

@@ -118,11 +118,17 @@ def _launch(
 
 def serve_on_ray(
     cfg: RunConfig, roles: Sequence[str] | None = None, repo_root: str | Path | None = None,
-    timeout: float = C.SERVER_READY_TIMEOUT_S, announce: Callable[[], None] | None = None,
+    timeout: float = C.SERVER_READY_TIMEOUT_S, announce: Callable[[str], None] | None = None,
+    capacity_timeout: float = 0.0, idle_timeout: float | None = None,
 ) -> list[ReplicaInfo]:  # fmt: skip
     """Start the replicas of the Ray roles; return once every one answers /health and serves its model. On any
     failure every placement group and actor this call created is removed before ServerError is raised.
-    `announce` is called once every check passed, before anything is created."""
+    `announce` is called once every check passed, before anything is created (with a note when the replicas wait
+    for capacity). When the cluster cannot hold the replicas now, `serve` refuses at once, or with a
+    `capacity_timeout` creates their placement groups anyway and waits that long for them to be placed: an
+    autoscaler (KubeRay's, Ray's) adds nodes for pending placement groups. With an `idle_timeout`, each replica
+    removes itself (server, actor, placement group) once its server had no request for that long: a lease that
+    frees the GPUs of an evaluation nobody runs any more."""
     root = Path(repo_root or Path.cwd()).resolve()
     names, by_name = ray_roles(cfg, roles), _roles(cfg)
     specs = {r: serve_spec(r, by_name[r]) for r in names}
@@ -138,10 +144,13 @@ def serve_on_ray(
                               "cluster (rmbench-client stop --config ... removes them)")  # fmt: skip
     asked = [(r, spec.replica_resources()) for r, spec in specs.items() for _ in range(spec.replicas)]
     free = _free(ray)
+    note = ""
     if not fits(asked, free):
-        raise capacity_error(asked, free)
+        if capacity_timeout <= 0:
+            raise capacity_error(asked, free)
+        note = f" (no room for them now: waiting up to {capacity_timeout:.0f} s for nodes)"
     if announce is not None:
-        announce()
+        announce(note)
     from ray.util.placement_group import placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
@@ -155,7 +164,7 @@ def serve_on_ray(
                 pg = placement_group([spec.replica_resources()], strategy="STRICT_PACK", name=name, lifetime="detached")
                 created.append((role, name, pg, None))
         try:
-            ray.get([pg.ready() for _, _, pg, _ in created], timeout=C.RAY_PLACEMENT_TIMEOUT_S)
+            ray.get([pg.ready() for _, _, pg, _ in created], timeout=max(C.RAY_PLACEMENT_TIMEOUT_S, capacity_timeout))
         except ray.exceptions.GetTimeoutError:
             raise capacity_error(asked, _free(ray)) from None  # taken meanwhile
         for i, (role, name, pg, _) in enumerate(created):
@@ -170,7 +179,8 @@ def serve_on_ray(
             if "memory" in bundle:
                 options["memory"] = bundle["memory"]
             watch = ray_replica.Watch(C.RAY_REPLICA_HEALTH_PERIOD_S, C.RAY_REPLICA_HEALTH_TIMEOUT_S,
-                                      C.RAY_REPLICA_HEALTH_FAILURES, C.RAY_REPLICA_START_TIMEOUT_S)  # fmt: skip
+                                      C.RAY_REPLICA_HEALTH_FAILURES, C.RAY_REPLICA_START_TIMEOUT_S,
+                                      idle_timeout=idle_timeout)  # fmt: skip
             actor = actor_class.options(**options).remote(command, env, unset, C.SERVER_STOP_TIMEOUT_S, watch,
                                                           bundle.get("GPU", 0))  # fmt: skip
             created[i] = (role, name, pg, actor)

@@ -79,13 +79,16 @@ LOG_TAIL_LINES = 40
 class Watch:
     """How the actor watches its server: a `/health` probe every `period` s (each within `timeout` s); `failures`
     failed probes in a row once it was healthy end the replica, as does no health within `start_timeout` s; a server
-    that exits before it was ever healthy is left `linger` s for `serve` to read its log."""
+    that exits before it was ever healthy is left `linger` s for `serve` to read its log. With an `idle_timeout`,
+    a server that had no request for that long (vLLM's request counters in /metrics unchanged, none running) is
+    stopped and the replica removed for good with its placement group: its resources go back to the cluster."""
 
     period: float = 5.0
     timeout: float = 10.0
     failures: int = 3
     start_timeout: float = 600.0
     linger: float = 15.0
+    idle_timeout: float | None = None  # the lease: no request for this long and the replica removes itself
 
 
 def _free_port(host: str) -> int:
@@ -110,6 +113,23 @@ def healthy(url: str, timeout: float) -> bool:
             return bool(answer.status == 200)
     except (OSError, ValueError):
         return False
+
+
+def requests_seen(url: str, timeout: float) -> float | None:
+    """A number that grows with every request the server took (vLLM's `http_requests_total`, /health and /metrics
+    excluded), plus those running now (`vllm:num_requests_running`); None when /metrics cannot be read."""
+    try:
+        with urllib.request.urlopen(f"{url}/metrics", timeout=timeout) as answer:
+            text = answer.read().decode(errors="replace")
+    except (OSError, ValueError):
+        return None
+    total = 0.0
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in ("http_requests_total", "vllm:num_requests_running"):
+            with contextlib.suppress(ValueError, IndexError):
+                total += float(line.rsplit(" ", 1)[1])
+    return total
 
 
 def _log_tail(path: str) -> str:
@@ -197,8 +217,15 @@ class Replica:
         """End the replica when its server is gone for good, so that Ray starts it again (see the module's doc)."""
         w = self.watch
         deadline, failures, was_healthy = time.monotonic() + w.start_timeout, 0, False
+        seen, active = None, time.monotonic()
         while not self._stopping.wait(w.period):
             self._read_status()
+            if w.idle_timeout is not None and was_healthy:
+                now_seen = requests_seen(self.url, w.timeout)
+                if now_seen is None or now_seen != seen:  # unreadable counts as busy: never removed by mistake
+                    seen, active = now_seen, time.monotonic()
+                elif time.monotonic() - active > w.idle_timeout:
+                    self._expire()
             if self.exit is not None:
                 if not was_healthy:
                     self._stopping.wait(w.linger)  # `serve` reads the log of a server that failed to start
@@ -211,6 +238,18 @@ class Replica:
                     self._end(f"its server failed /health {failures} times in a row")
             elif time.monotonic() > deadline:
                 self._end(f"its server was not healthy within {w.start_timeout:.0f} s")
+
+    def _expire(self) -> None:
+        """The lease ran out: stop the server and remove this replica for good (its placement group with it)."""
+        import ray
+
+        sys.stderr.write(f"replica {self.url}: no request for {self.watch.idle_timeout:.0f} s; removing it\n")
+        sys.stderr.flush()
+        self.stop()
+        group = ray.util.get_current_placement_group()
+        if group is not None:
+            ray.util.remove_placement_group(group)  # ends this actor too, without a restart
+        ray.kill(ray.get_runtime_context().current_actor, no_restart=True)  # from this thread: exit_actor cannot
 
     def _end(self, why: str) -> None:
         """Stop what is left of the server, remove the scratch directory, and end this worker: Ray restarts it."""
