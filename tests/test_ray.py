@@ -1,15 +1,16 @@
 """Serving on a Ray cluster: a real multi-node Ray cluster on this machine with token authentication on
-(ray.cluster_utils.Cluster: a head and three worker nodes of one CPU each, every node on 127.0.0.1; HOME in a
+(ray.cluster_utils.Cluster: a head and up to three worker nodes of one CPU each, every node on 127.0.0.1; HOME in a
 temporary directory, the token in RAY_AUTH_TOKEN), tiny vLLM CPU servers as replicas.
 
 Without the token, or with a wrong one, `serve`, `stop`, `status` and `run` each say in one line what to set;
-with it, `serve` places two replicas on two nodes; a run over them equals a single local server's run sample for
-sample; a replica's vLLM server killed mid-run costs nothing, and the replica is serving again without any command;
-a node whose processes freeze (SIGSTOP) mid-run costs only its requests in flight, and its replica comes back on
-another node; a node lost mid-run costs nothing (its replica comes back on the spare node and joins the run after
-its identity check); with no node left the run ends resumable, and resumes once a node is back; a cluster that
-cannot hold what is asked is one error and nothing is left on it; `stop` leaves no actor, no placement group and no
-server process. Run alone with `pytest -m ray`.
+with it, `serve` waits for room while nodes arrive (as an autoscaler adds them) and places two replicas on two
+nodes; a run over them equals a single local server's run sample for sample; a replica's vLLM server killed mid-run
+costs nothing, and the replica is serving again without any command; a node whose processes freeze (SIGSTOP)
+mid-run costs only its requests in flight, and its replica comes back on another node; a node lost mid-run costs
+nothing (its replica comes back on the spare node and joins the run after its identity check); with no node left the
+run ends resumable, and resumes once a node is back; a cluster that cannot hold what is asked is one error and
+nothing is left on it; `stop` leaves no actor, no placement group and no server process. Run alone with
+`pytest -m ray`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +29,8 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import CPU_DEMO_CONFIG, REPO, TINY_MODELS, ensure_server_side, port, with_ports
-from helpers_cli import RUN_TIMEOUT, TINY_REWARD_TEMPLATE, cli, one_error_line, start_run, summary, wait_for_lines
+from helpers_cli import CLI, RUN_TIMEOUT, TINY_REWARD_TEMPLATE, cli, one_error_line, start_run, summary, wait_for_lines
+from helpers_ray import group_alive, node_processes, server_processes, servers_on
 
 from rmbench_client.config import load_config
 from rmbench_client.launcher import start_servers, stop_servers
@@ -95,21 +98,6 @@ def replicas() -> dict[str, tuple[str, str]]:
     return found
 
 
-def group_alive(pgid: int) -> list[int]:
-    """Live processes of process group `pgid` (a replica's guard leads its server's group)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                raw = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = raw[raw.rindex(")") + 2 :].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry))
-    return found
-
-
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from helpers_data import require_rmbench
@@ -141,8 +129,8 @@ def local_run(data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """A head (no CPU: nothing runs there) and three worker nodes of one CPU each, all on 127.0.0.1, with token
-    authentication (HOME in a temporary directory: no real token is read or written)."""
+    """A head (no CPU: nothing runs there) and one worker node of one CPU, all on 127.0.0.1, with token
+    authentication (HOME in a temporary directory: no real token is read or written); `served` adds two more."""
     from ray._raylet import Config
 
     saved = dict(os.environ)
@@ -152,8 +140,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
             "dashboard_host": "127.0.0.1", "_system_config": HEALTH_CHECK}  # fmt: skip
     c = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
     try:
-        for _ in range(3):
-            c.add_node(num_cpus=1)
+        c.add_node(num_cpus=1)  # two more come while `serve` waits for room (`served`)
         c.wait_for_nodes()
         yield c
     finally:
@@ -180,7 +167,7 @@ def test_no_room_is_one_error_and_leaves_nothing(cluster, tmp_path):
     config = ray_config(tmp_path / "big.yaml", replicas=2, resources={"CPU": 2})
     proc = run_cli("serve", "--config", str(config))
     line = one_error_line(proc, 1, "cannot hold", "role reward: 2 replica(s) of {CPU: 2}", "free: node 127.0.0.1")
-    assert line.count("node 127.0.0.1") == 4  # the head and three workers, each with what it has free
+    assert line.count("node 127.0.0.1") == 2  # the head and the one worker, each with what it has free
     assert replicas() == {}
     table = cluster_placement_groups()
     assert not [g for g in table if is_replica_of(g["name"], "reward", "tiny-reward") and g["state"] != "REMOVED"]
@@ -200,14 +187,25 @@ def served(cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
     """Two replicas served on the cluster: the config (its runs rate-limited, so that one outlasts a replica's
     restart), and each replica's server process group and port as `serve` printed them."""
     config = ray_config(tmp_path_factory.mktemp("ray") / "ray.yaml", **{"rate_limit": RATE, "all_down_patience": 60})
-    proc = run_cli("serve", "--config", str(config))
+    # one worker node holds one replica: `serve` waits for room while two nodes arrive, as an autoscaler adds them
+    serve = subprocess.Popen([CLI, "serve", "--config", str(config), "--capacity-timeout", "300"], env=client_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)  # fmt: skip
     try:
+        assert serve.stderr is not None
+        line = serve.stderr.readline()
+        assert "no room for them now: waiting up to 300 s for nodes" in line, line + serve.communicate()[1]
+        for _ in range(2):
+            cluster.add_node(num_cpus=1)
+        out, err = serve.communicate(timeout=RUN_TIMEOUT)
+        proc = subprocess.CompletedProcess(serve.args, serve.returncode, out, line + err)
         assert proc.returncode == 0, proc.stderr[-3000:]
         groups = [int(g) for g in re.findall(r", pid (\d+),", proc.stdout)]
         ports = {int(p) for p in re.findall(r"http://127\.0\.0\.1:(\d+)", proc.stdout)}
         assert len(groups) == 2 and len(ports) == 2, proc.stdout
         yield config, groups, ports
     finally:
+        if serve.poll() is None:
+            serve.kill()
         run_cli("stop", "--config", str(config))
 
 
@@ -238,16 +236,6 @@ def test_without_the_token_each_command_says_what_to_set(served, data, tmp_path)
     assert not (tmp_path / "run" / "samples.jsonl").exists()
 
 
-def server_processes(url: str) -> list[int]:
-    """The vLLM server of the replica listening at `url` (not its guard, whose arguments name the port too)."""
-    found = []
-    for pid in servers_on({int(url.rsplit(":", 1)[1])}):
-        with contextlib.suppress(OSError):
-            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[1] != b"-c":
-                found.append(pid)
-    return found
-
-
 def wait_replaced(name: str, old_url: str, timeout: float = 240) -> tuple[str, str]:
     """Until replica `name` serves again on another URL (its node id, URL)."""
     deadline = time.monotonic() + timeout
@@ -274,19 +262,6 @@ def test_a_server_killed_mid_run_is_replaced(served, local_run, data, tmp_path):
     new_node, _ = wait_replaced(name, url)  # without any command
     assert new_node == node  # its placement group's node had room
     assert not group_alive(group)  # nothing of the old server is left
-
-
-def node_processes(node) -> list[int]:
-    """Every process of a Ray node: its own (raylet, ...) and their descendants (the workers)."""
-    pids = {info.process.pid for infos in node.all_processes.values() for info in infos}
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            raw = Path(f"/proc/{entry}/stat").read_text()
-            parents[int(entry)] = int(raw[raw.rindex(")") + 2 :].split()[1])
-    while grown := {pid for pid, parent in parents.items() if parent in pids} - pids:
-        pids |= grown
-    return sorted(pids)
 
 
 def test_a_frozen_node_costs_only_its_requests_in_flight(served, cluster, local_run, data, tmp_path):
@@ -370,20 +345,6 @@ def healthy(url: str) -> bool:
         return httpx.get(f"{url}/health", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
-
-
-def servers_on(ports: set[int]) -> list[int]:
-    """Live processes whose command line serves tiny-reward on one of `ports`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0") if entry.isdigit() else []
-        except OSError:
-            continue
-        if b"tiny-reward" in args and any(args[i + 1 : i + 2] == [str(p).encode()] for i, a in enumerate(args)
-                                          if a == b"--port" for p in ports):  # fmt: skip
-            found.append(int(entry))
-    return found
 
 
 def test_stop_leaves_no_actor_and_no_server(served):

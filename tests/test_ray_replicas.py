@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import port
+from helpers_ray import group_alive
 
 from rmbench_client.launcher import ray_replica
 
@@ -58,21 +59,6 @@ def ray_on_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[A
         os.environ.clear()
         os.environ.update(saved)
         Config.initialize("")
-
-
-def group_alive(pgid: int) -> list[int]:
-    """Live processes of process group `pgid` (the replica's guard leads its server's group)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                raw = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = raw[raw.rindex(")") + 2 :].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry))
-    return found
 
 
 def server_of(group: int) -> int:
