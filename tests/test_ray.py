@@ -49,6 +49,7 @@ TOKEN = "ray-test-token-0123456789abcdef"  # made up: the cluster's token, in RA
 # Ray's node health check, quicker than its defaults (period 3 s, timeout 10 s, 5 failures): a frozen node is found
 # dead in seconds (bench/ray_faults.py measures the defaults)
 HEALTH_CHECK = {"health_check_period_ms": 1000, "health_check_timeout_ms": 2000, "health_check_failure_threshold": 5}
+SERVE_TIMEOUT = 600  # a vLLM CPU server's start on two cores other checkouts' tests share: minutes at worst
 PROMPTS = 60  # of the chat file: enough for a node to be lost and its replica to come back mid-run
 RATE = 1.2  # requests (one per prompt) per second: the run outlasts a replica's restart on the spare node
 
@@ -188,17 +189,18 @@ def served(cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
     restart), and each replica's server process group and port as `serve` printed them."""
     config = ray_config(tmp_path_factory.mktemp("ray") / "ray.yaml", **{"rate_limit": RATE, "all_down_patience": 60})
     # one worker node holds one replica: `serve` waits for room while two nodes arrive, as an autoscaler adds them
-    serve = subprocess.Popen([CLI, "serve", "--config", str(config), "--capacity-timeout", "300"], env=client_env(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)  # fmt: skip
+    args = [CLI, "serve", "--config", str(config), "--capacity-timeout", "300", "--timeout", str(SERVE_TIMEOUT)]
+    serve = subprocess.Popen(args, env=client_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=REPO)  # fmt: skip
     try:
         assert serve.stderr is not None
         line = serve.stderr.readline()
         assert "no room for them now: waiting up to 300 s for nodes" in line, line + serve.communicate()[1]
         for _ in range(2):
             cluster.add_node(num_cpus=1)
-        out, err = serve.communicate(timeout=RUN_TIMEOUT)
+        out, err = serve.communicate(timeout=SERVE_TIMEOUT + 60)
         proc = subprocess.CompletedProcess(serve.args, serve.returncode, out, line + err)
-        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert proc.returncode == 0, proc.stderr[:3000]
         groups = [int(g) for g in re.findall(r", pid (\d+),", proc.stdout)]
         ports = {int(p) for p in re.findall(r"http://127\.0\.0\.1:(\d+)", proc.stdout)}
         assert len(groups) == 2 and len(ports) == 2, proc.stdout
@@ -236,7 +238,7 @@ def test_without_the_token_each_command_says_what_to_set(served, data, tmp_path)
     assert not (tmp_path / "run" / "samples.jsonl").exists()
 
 
-def wait_replaced(name: str, old_url: str, timeout: float = 240) -> tuple[str, str]:
+def wait_replaced(name: str, old_url: str, timeout: float = SERVE_TIMEOUT) -> tuple[str, str]:
     """Until replica `name` serves again on another URL (its node id, URL)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -328,7 +330,7 @@ def test_no_room_left_ends_the_run_resumable(served, cluster, local_run, data, t
     assert run.returncode == 1 and "every reward endpoint stayed down for 5s" in err, err[-3000:]
     assert 3 <= len(samples(out)) < PROMPTS
     cluster.add_node(num_cpus=1)  # room for one replica again: the same command resumes
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + SERVE_TIMEOUT
     while not (urls := [u for _, u in replicas().values() if u and healthy(u)]) and time.monotonic() < deadline:
         time.sleep(1)
     assert len(urls) == 1

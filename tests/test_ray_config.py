@@ -130,3 +130,20 @@ def test_no_cluster_at_the_address_is_one_error_at_once(tmp_path):
         proc = cli(*command, "--config", str(path), timeout=60, cwd=tmp_path)  # stop: no local server of a checkout
         one_error_line(proc, 1, f"cannot connect to the Ray cluster at 127.0.0.1:{port}", "refused")
     one_error_line(cli("status", "--config", str(path), timeout=60), 1, "Ray state API", "not reachable")
+
+
+def test_the_cluster_recipes_are_secure():
+    """The KubeRay manifests turn token authentication on and open no dashboard; the RayJob tears down whatever
+    happens; no command in docs/ray.md exposes a dashboard."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    for name in ("kuberay-raycluster.yaml", "kuberay-rayjob.yaml"):
+        manifest = yaml.safe_load((docs / name).read_text())
+        cluster = manifest["spec"].get("rayClusterSpec", manifest["spec"])
+        assert cluster["authOptions"] == {"mode": "token"}, name
+        assert "dashboard-host" not in cluster["headGroupSpec"]["rayStartParams"], name
+    job = yaml.safe_load((docs / "kuberay-rayjob.yaml").read_text())["spec"]
+    assert job["shutdownAfterJobFinishes"] is True
+    assert 'trap "rmbench-client stop' in job["entrypoint"] and "--idle-timeout" in job["entrypoint"]
+    blocks = (docs / "ray.md").read_text().split("```")[1::2]  # the code blocks
+    assert blocks and not [b for b in blocks if "dashboard-host" in b]
+    assert "RAY_AUTH_MODE=token" in "".join(blocks)

@@ -106,10 +106,14 @@ def _with_value(command: list[str], flag: str, value: str) -> list[str]:
     return [*command, flag, value]
 
 
+# its own server on its own node: never through a proxy from the node's environment
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def healthy(url: str, timeout: float) -> bool:
     """Whether the server answers `/health` with 200 (a dead engine's 503, a refusal or no answer: no)."""
     try:
-        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as answer:
+        with _DIRECT.open(f"{url}/health", timeout=timeout) as answer:
             return bool(answer.status == 200)
     except (OSError, ValueError):
         return False
@@ -119,7 +123,7 @@ def requests_seen(url: str, timeout: float) -> float | None:
     """A number that grows with every request the server took (vLLM's `http_requests_total`, /health and /metrics
     excluded), plus those running now (`vllm:num_requests_running`); None when /metrics cannot be read."""
     try:
-        with urllib.request.urlopen(f"{url}/metrics", timeout=timeout) as answer:
+        with _DIRECT.open(f"{url}/metrics", timeout=timeout) as answer:
             text = answer.read().decode(errors="replace")
     except (OSError, ValueError):
         return None
@@ -183,6 +187,7 @@ class Replica:
         self.server_pid: int | None = None
         self.exit: int | None = None
         self._guard_gone = False
+        self._status_lock = threading.Lock()
         self._stopping = threading.Event()
         threading.Thread(target=self._watch, name="rmb-replica-watch", daemon=True).start()
 
@@ -191,6 +196,10 @@ class Replica:
 
     def _read_status(self, wait: float = 0.0) -> None:
         """What the guard reported since the last read: the server's pid, its exit status, the guard's end."""
+        with self._status_lock:  # the watch and the actor's calls both read: whole lines, each once
+            self._read_status_locked(wait)
+
+    def _read_status_locked(self, wait: float) -> None:
         while not self._guard_gone and select.select([self._status_r], [], [], wait)[0]:
             data = os.read(self._status_r, 4096)
             if not data:
