@@ -82,7 +82,7 @@ class Replica:
         while True:
             try:
                 found = self.ray.get(self.actor.info.remote(), timeout=5)
-                if ray_replica.healthy(found["url"], 2):
+                if found["watched"] and ray_replica.healthy(found["url"], 2):  # the replica's watch saw it up
                     return dict(found)
             except Exception:  # restarting: Ray raises while the actor comes back
                 if time.monotonic() > deadline:

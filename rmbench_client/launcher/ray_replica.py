@@ -189,6 +189,7 @@ class Replica:
         self._guard_gone = False
         self._status_lock = threading.Lock()
         self._stopping = threading.Event()
+        self.was_healthy = False  # until the watch saw /health answer: a server still starting, not a dead one
         threading.Thread(target=self._watch, name="rmb-replica-watch", daemon=True).start()
 
     def __repr__(self) -> str:
@@ -214,10 +215,12 @@ class Replica:
             wait = 0.0
 
     def info(self, tail: bool = False) -> dict[str, Any]:
-        """Where the server runs, and its exit status and the end of its log once it has exited (or if asked)."""
+        """Where the server runs, whether the watch has seen it healthy yet (`watched`), and its exit status and the
+        end of its log once it has exited (or if asked)."""
         self._read_status()
         found: dict[str, Any] = {"url": self.url, "node_id": self.node_id, "node_ip": self.node_ip,
-                                 "pid": self.group, "log": self.log, "exit": self.exit}  # fmt: skip
+                                 "pid": self.group, "log": self.log, "exit": self.exit,
+                                 "watched": self.was_healthy}  # fmt: skip
         if self.exit is not None or tail:
             found["tail"] = _log_tail(self.log)
         return found
@@ -225,23 +228,23 @@ class Replica:
     def _watch(self) -> None:
         """End the replica when its server is gone for good, so that Ray starts it again (see the module's doc)."""
         w = self.watch
-        deadline, failures, was_healthy = time.monotonic() + w.start_timeout, 0, False
+        deadline, failures = time.monotonic() + w.start_timeout, 0
         seen, active = None, time.monotonic()
         while not self._stopping.wait(w.period):
             self._read_status()
-            if w.idle_timeout is not None and was_healthy:
+            if w.idle_timeout is not None and self.was_healthy:
                 now_seen = requests_seen(self.url, w.timeout)
                 if now_seen is None or now_seen != seen:  # unreadable counts as busy: never removed by mistake
                     seen, active = now_seen, time.monotonic()
                 elif time.monotonic() - active > w.idle_timeout:
                     self._expire()
             if self.exit is not None:
-                if not was_healthy:
+                if not self.was_healthy:
                     self._stopping.wait(w.linger)  # `serve` reads the log of a server that failed to start
                 self._end(f"its server exited with status {self.exit}")
             if healthy(self.url, w.timeout):
-                was_healthy, failures = True, 0
-            elif was_healthy:
+                self.was_healthy, failures = True, 0
+            elif self.was_healthy:
                 failures += 1
                 if failures >= w.failures:
                     self._end(f"its server failed /health {failures} times in a row")
