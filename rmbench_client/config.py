@@ -19,6 +19,7 @@ from msgspec import Meta, field
 
 from . import constants as C
 from .errors import ConfigError, located
+from .gpu_layout import replica_gpu_problem
 
 ModelType = Literal["reward", "dpo", "judge", "baseline", "prm"]
 Role = Literal["reward", "policy", "reference", "judge", "prm"]
@@ -100,6 +101,9 @@ class ServeSpec(Strict, frozen=True, kw_only=True):
             raise ValueError("resources is empty: name what one replica reserves, such as {GPU: 4} or {CPU: 8}")
         if self.ray_dashboard is not None and urlparse(self.ray_dashboard).scheme not in ("http", "https"):
             raise ValueError(f"ray_dashboard {self.ray_dashboard!r} is not an http(s) URL")
+        gpus = self.replica_resources().get("GPU", 0.0)
+        if problem := replica_gpu_problem(self.engine, gpus, self.extra_args, self.data_parallel_size):
+            raise ValueError(problem)
 
     def replica_resources(self) -> dict[str, float]:
         """What one replica reserves on its node (Ray's resource names)."""

@@ -136,6 +136,20 @@ RAY_CONNECT_TIMEOUT_S = 5.0  # a TCP connect to the cluster's address before `ra
 RAY_CALL_TIMEOUT_S = 30.0  # for one call to a replica actor (its address, its stop)
 RAY_ALIVE_TIMEOUT_S = 5.0  # `stop`: a replica that does not answer within this is waiting for a node
 RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API
+# A replica watches its server (launcher/ray_replica.py Watch): a /health probe this often, each within the timeout;
+# this many failed in a row (once it was healthy) end the replica, and Ray starts it again
+RAY_REPLICA_HEALTH_PERIOD_S = 5.0
+RAY_REPLICA_HEALTH_TIMEOUT_S = 10.0
+RAY_REPLICA_HEALTH_FAILURES = 3
+# a replica (re)started on a node ends itself when its server is not healthy within this: long, for a large model
+# downloaded from the hub on a node that has not cached it (`serve` itself waits SERVER_READY_TIMEOUT_S)
+RAY_REPLICA_START_TIMEOUT_S = 7200.0
+RAY_STATE_API_LIMIT = 10_000  # rows asked of the state API: Ray's own cap (RAY_MAX_LIMIT_FROM_API_SERVER)
+# Ray's token authentication (ray_auth.py): the token is read as Ray reads it, in this order
+RAY_AUTH_TOKEN_ENV = "RAY_AUTH_TOKEN"
+RAY_AUTH_TOKEN_PATH_ENV = "RAY_AUTH_TOKEN_PATH"
+RAY_AUTH_TOKEN_DEFAULT_PATH = "~/.ray/auth_token"
+RAY_AUTH_MODE_ENV = "RAY_AUTH_MODE"  # Ray's switch: "token" makes a driver (`serve`, `stop`) send the token
 
 # ---- the Python API: watch and the trackers ----
 WATCH_POLL_S = 30.0  # `watch` looks for new checkpoints this often

@@ -3,8 +3,9 @@
 `serve` (launcher/ray_cluster.py) starts each replica as a detached actor named `<role>:<served model>:<index>`
 in the namespace `rmbench`; the actor's `repr` is its server's URL (`Replica(http://NODE_IP:PORT)`), and Ray
 records an actor's repr each time the actor is created, so after a restart on another node the state API shows
-the new URL. One GET of the dashboard's `/api/v0/actors` lists them: about 25 ms, where `import ray` and
-`ray.init` take seconds (docs/performance.md, bench/ray_serve.py). The client never imports Ray to run.
+the new URL. One GET of the dashboard's `/api/v0/actors` lists them (ray_state_api.py: the cluster's token sent,
+only a whole answer used): about 25 ms, where `import ray` and `ray.init` take seconds (docs/performance.md,
+bench/ray_serve.py). The client never imports Ray to run.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import re
 from urllib.parse import urlparse
 
 import httpx
-import msgspec
 
 from . import constants as C
 from .config import RoleConfig, ServeSpec
 from .errors import ConfigError, EndpointError
+from .ray_state_api import Actor, Node, client_for, filters, read
 
 REPR = re.compile(r"^Replica\((https?://[^)\s]+)\)$")
 
@@ -37,31 +38,6 @@ def url_of(repr_name: str | None) -> str | None:
     """The server URL an actor's repr carries, or None (an actor that is not, or not yet, a replica)."""
     found = REPR.match(repr_name or "")
     return found.group(1) if found else None
-
-
-class Actor(msgspec.Struct, kw_only=True):
-    """What the state API says of one actor (the fields read here)."""
-
-    name: str | None = None
-    state: str
-    node_id: str | None = None
-    repr_name: str | None = None
-    num_restarts: int | str = 0  # the API sends it as a string
-
-
-class _Listing(msgspec.Struct):
-    result: list[Actor]
-
-
-class _Data(msgspec.Struct):
-    result: _Listing
-
-
-class _Answer(msgspec.Struct):
-    data: _Data
-
-
-_DECODER = msgspec.json.Decoder(_Answer)
 
 
 def cluster_address(spec: ServeSpec | None) -> str | None:
@@ -87,37 +63,14 @@ def dashboard_url(spec: ServeSpec | None, role: str) -> str:
     return f"http://{host}:{C.RAY_DASHBOARD_PORT}"
 
 
-def _client(url: str) -> httpx.AsyncClient:
-    # a proxy from the environment must not stand between the client and a cluster on this machine
-    loopback = urlparse(url).hostname in ("127.0.0.1", "localhost", "::1")
-    return httpx.AsyncClient(timeout=C.RAY_DISCOVERY_TIMEOUT_S, trust_env=not loopback)
-
-
 async def list_actors(dashboard: str, client: httpx.AsyncClient | None = None, alive_only: bool = True) -> list[Actor]:
-    """The (live) actors of the namespace `rmbench`; EndpointError naming the dashboard when it cannot be read."""
-    keys, values = ["ray_namespace", "state"], [C.RAY_NAMESPACE, "ALIVE"]
-    n = 2 if alive_only else 1
-    params = {
-        "filter_keys": keys[:n],
-        "filter_predicates": ["="] * n,
-        "filter_values": values[:n],
-        "detail": "true",
-        "limit": "10000",
-    }
-    own = client is None
-    http = client or _client(dashboard)
-    try:
-        response = await http.get(f"{dashboard}/api/v0/actors", params=params)
-        if response.status_code != 200:
-            raise EndpointError(f"Ray state API {dashboard} answered {response.status_code}: {response.text[:200]}")
-        return _DECODER.decode(response.content).data.result.result
-    except httpx.HTTPError as exc:
-        raise EndpointError(f"Ray state API {dashboard} is not reachable ({type(exc).__name__}: {exc})") from None
-    except msgspec.ValidationError as exc:
-        raise EndpointError(f"Ray state API {dashboard}: unexpected answer ({exc})") from None
-    finally:
-        if own:
-            await http.aclose()
+    """The (live) actors of the namespace `rmbench`, whole (ray_state_api.read), filtered by the cluster: the state
+    at its data source, the namespace in its API server."""
+    wanted = [("ray_namespace", C.RAY_NAMESPACE), *([("state", "ALIVE")] if alive_only else [])]
+    if client is not None:
+        return await read(client, dashboard, Actor, "actors", filters(wanted))
+    async with client_for(dashboard) as own:
+        return await read(own, dashboard, Actor, "actors", filters(wanted))
 
 
 class RayEndpoints:
@@ -148,34 +101,12 @@ class RayEndpoints:
         return [found[name] for name in sorted(found, key=lambda n: int(n.rsplit(":", 1)[1]))]
 
 
-class Node(msgspec.Struct, kw_only=True):
-    node_id: str
-    node_ip: str | None = None
-    state: str = ""
-
-
-class _NodeListing(msgspec.Struct):
-    result: list[Node]
-
-
-class _NodeData(msgspec.Struct):
-    result: _NodeListing
-
-
-class _NodeAnswer(msgspec.Struct):
-    data: _NodeData
-
-
 async def replicas_by_node(dashboard: str, roles: dict[str, str]) -> dict[str, list[tuple[str, Actor]]]:
     """The replicas of `roles` (role -> served model) that are alive, per node ("IP (node id)"), with their role;
     replicas waiting for a node (restarting, or no room) under "no node"."""
-    async with _client(dashboard) as http:
+    async with client_for(dashboard) as http:
         actors = await list_actors(dashboard, http, alive_only=False)
-        try:
-            response = await http.get(f"{dashboard}/api/v0/nodes", params={"limit": "10000"})
-            nodes = msgspec.json.decode(response.content, type=_NodeAnswer).data.result.result
-        except (httpx.HTTPError, msgspec.ValidationError) as exc:
-            raise EndpointError(f"Ray state API {dashboard}: cannot list the nodes ({exc})") from None
+        nodes = await read(http, dashboard, Node, "nodes", {})
     ips = {n.node_id: f"{n.node_ip} ({n.node_id[:8]})" for n in nodes if n.state == "ALIVE"}
     found: dict[str, list[tuple[str, Actor]]] = {}
     for actor in sorted(actors, key=lambda a: a.name or ""):

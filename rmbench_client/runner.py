@@ -14,7 +14,7 @@ import functools
 import json
 import logging
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any

@@ -1,19 +1,27 @@
-"""Serving on a Ray cluster: a real multi-node Ray cluster on this machine (ray.cluster_utils.Cluster: a head and
-three worker nodes of one CPU each, every node on 127.0.0.1), tiny vLLM CPU servers as replicas.
+"""Serving on a Ray cluster: a real multi-node Ray cluster on this machine with token authentication on
+(ray.cluster_utils.Cluster: a head and up to three worker nodes of one CPU each, every node on 127.0.0.1; HOME in a
+temporary directory, the token in RAY_AUTH_TOKEN), tiny vLLM CPU servers as replicas.
 
-`serve` places two replicas on two nodes; a run over them equals a single local server's run sample for sample; a
-node lost mid-run costs nothing (its replica comes back on the spare node and joins the run after its identity
-check); with no node left the run ends resumable, and resumes once a node is back; a cluster that cannot hold what
-is asked is one error and nothing is left on it; `stop` leaves no actor, no placement group and no server process.
-Run alone with `pytest -m ray`.
+Without the token, or with a wrong one, `serve`, `stop`, `status` and `run` each say in one line what to set;
+with it, `serve` waits for room while nodes arrive (as an autoscaler adds them) and places two replicas on two
+nodes; a run over them equals a single local server's run sample for sample; a replica's vLLM server killed mid-run
+costs nothing, and the replica is serving again without any command; a node whose processes freeze (SIGSTOP)
+mid-run costs only its requests in flight, and its replica comes back on another node; a node lost mid-run costs
+nothing (its replica comes back on the spare node and joins the run after its identity check); with no node left the
+run ends resumable, and resumes once a node is back; a cluster that cannot hold what is asked is one error and
+nothing is left on it; `stop` leaves no actor, no placement group and no server process. Run alone with
+`pytest -m ray`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +30,7 @@ import pytest
 import yaml
 from conftest import CPU_DEMO_CONFIG, REPO, TINY_MODELS, ensure_server_side, port, with_ports
 from helpers_cli import (
+    CLI,
     RUN_TIMEOUT,
     TINY_REWARD_TEMPLATE,
     cli,
@@ -32,6 +41,7 @@ from helpers_cli import (
     wait_for_lines,
 )
 from helpers_data import same_up_to_batching
+from helpers_ray import group_alive, node_processes, server_processes, servers_on
 
 from rmbench_client.config import load_config
 from rmbench_client.launcher import start_servers, stop_servers
@@ -46,6 +56,11 @@ pytestmark = [pytest.mark.ray, pytest.mark.server]
 
 GCS, DASHBOARD = port(60), port(65)
 DASHBOARD_URL = f"http://127.0.0.1:{DASHBOARD}"
+TOKEN = "ray-test-token-0123456789abcdef"  # made up: the cluster's token, in RAY_AUTH_TOKEN only
+# Ray's node health check, quicker than its defaults (period 3 s, timeout 10 s, 5 failures): a frozen node is found
+# dead in seconds (bench/ray_faults.py measures the defaults)
+HEALTH_CHECK = {"health_check_period_ms": 1000, "health_check_timeout_ms": 2000, "health_check_failure_threshold": 5}
+SERVE_TIMEOUT = 600  # a vLLM CPU server's start on two cores other checkouts' tests share: minutes at worst
 PROMPTS = 60  # of the chat file: enough for a node to be lost and its replica to come back mid-run
 RATE = 1.2  # requests (one per prompt) per second: the run outlasts a replica's restart on the spare node
 
@@ -65,8 +80,19 @@ def ray_config(path: Path, replicas: int = 2, resources: dict | None = None, **c
     return path
 
 
-def run_cli(*args: str, timeout: float = RUN_TIMEOUT):
-    return cli(*args, env=os.environ | LOOPBACK_ENV, timeout=timeout, cwd=REPO)
+def client_env(**changes: str | None) -> dict[str, str]:
+    """The environment of a client command: the token in RAY_AUTH_TOKEN, RAY_AUTH_MODE unset (the client turns
+    token mode on itself); `changes` set (None: removed)."""
+    env = {k: v for k, v in (os.environ | LOOPBACK_ENV).items() if k != "RAY_AUTH_MODE"}
+    for name, value in changes.items():
+        env.pop(name, None)
+        if value is not None:
+            env[name] = value
+    return env
+
+
+def run_cli(*args: str, timeout: float = RUN_TIMEOUT, env: dict[str, str] | None = None):
+    return cli(*args, env=env or client_env(), timeout=timeout, cwd=REPO)
 
 
 SEEN_PORTS: set[int] = set()  # every port a replica's server listened on: none may be left at the end
@@ -81,21 +107,6 @@ def replicas() -> dict[str, tuple[str, str]]:
         if a.name and is_replica_of(a.name, "reward", "tiny-reward")
     }
     SEEN_PORTS.update(int(url.rsplit(":", 1)[1]) for _, url in found.values() if url)
-    return found
-
-
-def group_alive(pgid: int) -> list[int]:
-    """Live processes of process group `pgid` (a replica's guard leads its server's group)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                raw = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            fields = raw[raw.rindex(")") + 2 :].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry))
     return found
 
 
@@ -129,18 +140,26 @@ def local_run(data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[object]:
-    """A head (no CPU: nothing runs there) and three worker nodes of one CPU each, all on 127.0.0.1."""
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A head (no CPU: nothing runs there) and one worker node of one CPU, all on 127.0.0.1, with token
+    authentication (HOME in a temporary directory: no real token is read or written); `served` adds two more."""
+    from ray._raylet import Config
+
+    saved = dict(os.environ)
+    os.environ.update({"HOME": str(tmp_path_factory.mktemp("home")), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN})
+    Config.initialize("")  # Ray's config reads the environment again (as Ray's own tests do)
     head = {"num_cpus": 0, "gcs_server_port": GCS, "include_dashboard": True, "dashboard_port": DASHBOARD,
-            "dashboard_host": "127.0.0.1"}  # fmt: skip
+            "dashboard_host": "127.0.0.1", "_system_config": HEALTH_CHECK}  # fmt: skip
     c = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
     try:
-        for _ in range(3):
-            c.add_node(num_cpus=1)
+        c.add_node(num_cpus=1)  # two more come while `serve` waits for room (`served`)
         c.wait_for_nodes()
         yield c
     finally:
         c.shutdown()
+        os.environ.clear()
+        os.environ.update(saved)
+        Config.initialize("")
 
 
 def samples(run_dir: Path) -> list[dict]:
@@ -161,7 +180,7 @@ def test_no_room_is_one_error_and_leaves_nothing(cluster, tmp_path):
     config = ray_config(tmp_path / "big.yaml", replicas=2, resources={"CPU": 2})
     proc = run_cli("serve", "--config", str(config))
     line = one_error_line(proc, 1, "cannot hold", "role reward: 2 replica(s) of {CPU: 2}", "free: node 127.0.0.1")
-    assert line.count("node 127.0.0.1") == 4  # the head and three workers, each with what it has free
+    assert line.count("node 127.0.0.1") == 2  # the head and the one worker, each with what it has free
     assert replicas() == {}
     table = cluster_placement_groups()
     assert not [g for g in table if is_replica_of(g["name"], "reward", "tiny-reward") and g["state"] != "REMOVED"]
@@ -170,7 +189,9 @@ def test_no_room_is_one_error_and_leaves_nothing(cluster, tmp_path):
 def cluster_placement_groups() -> list[dict]:
     import httpx
 
-    answer = httpx.get(f"{DASHBOARD_URL}/api/v0/placement_groups", params={"limit": "1000"}, timeout=10).json()
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    answer = httpx.get(f"{DASHBOARD_URL}/api/v0/placement_groups", params={"limit": "1000"}, headers=auth, timeout=10)
+    answer = answer.json()
     return list(answer["data"]["result"]["result"])
 
 
@@ -179,14 +200,26 @@ def served(cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
     """Two replicas served on the cluster: the config (its runs rate-limited, so that one outlasts a replica's
     restart), and each replica's server process group and port as `serve` printed them."""
     config = ray_config(tmp_path_factory.mktemp("ray") / "ray.yaml", **{"rate_limit": RATE, "all_down_patience": 60})
-    proc = run_cli("serve", "--config", str(config))
+    # one worker node holds one replica: `serve` waits for room while two nodes arrive, as an autoscaler adds them
+    args = [CLI, "serve", "--config", str(config), "--capacity-timeout", "300", "--timeout", str(SERVE_TIMEOUT)]
+    serve = subprocess.Popen(args, env=client_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=REPO)  # fmt: skip
     try:
-        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert serve.stderr is not None
+        line = serve.stderr.readline()
+        assert "no room for them now: waiting up to 300 s for nodes" in line, line + serve.communicate()[1]
+        for _ in range(2):
+            cluster.add_node(num_cpus=1)
+        out, err = serve.communicate(timeout=SERVE_TIMEOUT + 60)
+        proc = subprocess.CompletedProcess(serve.args, serve.returncode, out, line + err)
+        assert proc.returncode == 0, proc.stderr[:3000]
         groups = [int(g) for g in re.findall(r", pid (\d+),", proc.stdout)]
         ports = {int(p) for p in re.findall(r"http://127\.0\.0\.1:(\d+)", proc.stdout)}
         assert len(groups) == 2 and len(ports) == 2, proc.stdout
         yield config, groups, ports
     finally:
+        if serve.poll() is None:
+            serve.kill()
         run_cli("stop", "--config", str(config))
 
 
@@ -200,6 +233,86 @@ def test_two_replicas_on_two_nodes_equal_a_local_run(served, local_run, data, tm
     proc = run_cli("run", "--config", str(fast), "--data", str(data), "--out", str(tmp_path / "run"), "--no-progress")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert_same_samples(tmp_path / "run", local_run)
+
+
+def test_without_the_token_each_command_says_what_to_set(served, data, tmp_path):
+    config, _, _ = served
+    run = ["--data", str(data), "--out", str(tmp_path / "run"), "--no-progress"]
+    for env, words in (
+        (client_env(RAY_AUTH_TOKEN=None), "no token is set"),
+        (client_env(RAY_AUTH_TOKEN="not-the-token"), "refused the token from RAY_AUTH_TOKEN"),
+    ):
+        for command in (["serve"], ["stop"], ["status"], ["run", *run]):
+            proc = run_cli(command[0], "--config", str(config), *command[1:], env=env, timeout=60)
+            line = one_error_line(proc, 2, DASHBOARD_URL, words, "RAY_AUTH_TOKEN")
+            assert "not-the-token" not in line
+    assert len(replicas()) == 2  # `stop` without the token removed nothing
+    assert not (tmp_path / "run" / "samples.jsonl").exists()
+
+
+def wait_replaced(name: str, old_url: str, timeout: float = SERVE_TIMEOUT) -> tuple[str, str]:
+    """Until replica `name` serves again on another URL (its node id, URL)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        node, url = replicas().get(name, ("", ""))
+        if url and url != old_url and healthy(url):
+            return node, url
+        time.sleep(1)
+    raise AssertionError(f"replica {name} was not serving again within {timeout:.0f} s")
+
+
+def test_a_server_killed_mid_run_is_replaced(served, local_run, data, tmp_path):
+    config, _, _ = served
+    name = "reward:tiny-reward:0"
+    node, url = replicas()[name]
+    (server,) = server_processes(url)
+    group = os.getpgid(server)
+    run = start_run(config, data, tmp_path / "run", "-v")
+    wait_for_lines(tmp_path / "run", 5, run)
+    os.kill(server, signal.SIGKILL)  # its vLLM server dies; the replica (its actor) does not
+    _, err = run.communicate(timeout=RUN_TIMEOUT)
+    assert run.returncode == 0, err[-3000:]
+    assert_same_samples(tmp_path / "run", local_run)
+    new_node, _ = wait_replaced(name, url)  # without any command
+    assert new_node == node  # its placement group's node had room
+    assert not group_alive(group)  # nothing of the old server is left
+
+
+def test_a_frozen_node_costs_only_its_requests_in_flight(served, cluster, local_run, data, tmp_path):
+    config, _, _ = served
+    name = "reward:tiny-reward:1"
+    node_id, url = replicas()[name]
+    (node,) = [n for n in cluster.worker_nodes if n.node_id == node_id]
+    (server,) = server_processes(url)
+    group = os.getpgid(server)
+    quick = ray_config(tmp_path / "quick.yaml", rate_limit=RATE, all_down_patience=60, read_timeout=10,
+                       request_timeout=20)  # fmt: skip
+    run = start_run(quick, data, tmp_path / "run", "-v")
+    wait_for_lines(tmp_path / "run", 5, run)
+    frozen = node_processes(node) + group_alive(group)  # the node's Ray processes, its workers, the replica's server
+    for pid in frozen:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+    try:
+        _, err = run.communicate(timeout=RUN_TIMEOUT)
+        assert run.returncode == 0, err[-3000:]
+        assert_same_samples(tmp_path / "run", local_run)
+        new_node, _ = wait_replaced(name, url)  # Ray found the node dead and started the replica on the spare
+        assert new_node != node_id
+    finally:
+        for pid in frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+        deadline = time.monotonic() + 60
+        try:  # running again, the dead node's raylet ends, its worker, then the old server
+            while group_alive(group) and time.monotonic() < deadline:
+                time.sleep(0.5)
+        finally:  # whatever failed above: a spare node again, for the node lost next
+            with contextlib.suppress(Exception):
+                cluster.remove_node(node, allow_graceful=False)
+            cluster.add_node(num_cpus=1)
+            cluster.wait_for_nodes()
+    assert not group_alive(group)
 
 
 def test_node_lost_mid_run_costs_nothing(served, cluster, local_run, data, tmp_path):
@@ -231,7 +344,7 @@ def test_no_room_left_ends_the_run_resumable(served, cluster, local_run, data, t
     assert run.returncode == 1 and "every reward endpoint stayed down for 5s" in err, err[-3000:]
     assert 3 <= len(samples(out)) < PROMPTS
     cluster.add_node(num_cpus=1)  # room for one replica again: the same command resumes
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + SERVE_TIMEOUT
     while not (urls := [u for _, u in replicas().values() if u and healthy(u)]) and time.monotonic() < deadline:
         time.sleep(1)
     assert len(urls) == 1
@@ -248,20 +361,6 @@ def healthy(url: str) -> bool:
         return httpx.get(f"{url}/health", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
-
-
-def servers_on(ports: set[int]) -> list[int]:
-    """Live processes whose command line serves tiny-reward on one of `ports`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0") if entry.isdigit() else []
-        except OSError:
-            continue
-        if b"tiny-reward" in args and any(args[i + 1 : i + 2] == [str(p).encode()] for i, a in enumerate(args)
-                                          if a == b"--port" for p in ports):  # fmt: skip
-            found.append(int(entry))
-    return found
 
 
 def test_stop_leaves_no_actor_and_no_server(served):

@@ -1,10 +1,9 @@
 """Serving on Ray without a cluster: the config's keys and their errors, fitting replicas onto nodes, and reading
-the replicas' URLs from a state API answer (the shape Ray 2.60.0's dashboard sends, tests/recorded). Ray itself is
-never imported here; tests/test_ray.py runs the real cluster."""
+(tests/test_ray_state_api.py reads the state API's answers). Ray itself is never imported here; tests/test_ray.py
+runs the real cluster."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
@@ -12,18 +11,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 from helpers_cli import cli, one_error_line
 
 from rmbench_client.config import load_config
-from rmbench_client.errors import ConfigError, EndpointError
+from rmbench_client.errors import ConfigError
 from rmbench_client.launcher.ray_cluster import capacity_error, fits
-from rmbench_client.ray_discovery import RayEndpoints, dashboard_url, list_actors, url_of
+from rmbench_client.ray_discovery import dashboard_url
 
-RECORDED = Path(__file__).parent / "recorded" / "ray-state-actors-2.60.0.json"
 SERVE = {"engine": "vllm-cpu", "path": "models/tiny/reward"}
+GPU_SERVE = {"engine": "vllm", "path": "m", "cluster": "ray", "resources": {"GPU": 2}}
 
 
 def config(tmp_path: Path, endpoints, serve=None) -> Path:
@@ -46,6 +44,20 @@ def config(tmp_path: Path, endpoints, serve=None) -> Path:
         ("ray", {**SERVE, "cluster": "ray", "engine": "tgi"}, ["engine tgi"]),
         ("ray", {**SERVE, "cluster": "ray", "replicas": 0}, ["serve.replicas", ">= 1"]),
         ("http://127.0.0.1:1", None, ["roles.reward.endpoints", "a list of URLs, or ray", "http://127.0.0.1:1"]),
+        ("ray", {**SERVE, "cluster": "ray", "resources": {"GPU": 1}}, ["vllm-cpu uses no GPU"]),
+        ("ray", {**GPU_SERVE, "resources": {"CPU": 4}}, ["engine vllm needs GPUs: add GPU: 1"]),
+        ("ray", {**GPU_SERVE, "extra_args": ["-tp", "4"]}, ["GPU: 2 per replica", "parallel size is 4", "exactly 4"]),
+        (
+            "ray",
+            {**GPU_SERVE, "extra_args": ["--tensor-parallel-size=2", "--pipeline-parallel-size", "2"]},
+            ["GPU: 2 per replica", "parallel size is 4"],
+        ),  # fmt: skip
+        (
+            "ray",
+            {**GPU_SERVE, "resources": {"GPU": 4}, "data_parallel_size": 2, "extra_args": ["-tp", "4"]},
+            ["parallel size is 8"],
+        ),  # fmt: skip
+        ("ray", {**GPU_SERVE, "extra_args": ["-tp", "two"]}, ["-tp needs a whole number", "'two'"]),
     ],
 )
 def test_bad_ray_keys_are_one_clear_error(tmp_path, endpoints, serve, words):
@@ -56,7 +68,8 @@ def test_bad_ray_keys_are_one_clear_error(tmp_path, endpoints, serve, words):
 
 
 def test_ray_keys_read(tmp_path):
-    serve = {**SERVE, "cluster": "ray", "replicas": 3, "resources": {"GPU": 4, "a100": 1}, "ray_address": "h:6379"}
+    serve = {**GPU_SERVE, "replicas": 3, "resources": {"GPU": 4, "a100": 1}, "ray_address": "h:6379",
+             "extra_args": ["--tensor-parallel-size", "2", "-pp=2"]}  # fmt: skip
     role = load_config(config(tmp_path, "ray", serve)).roles["reward"]
     assert role.on_ray and role.urls() == [] and role.endpoint_count() == 3
     assert role.serve is not None and role.serve.replica_resources() == {"GPU": 4.0, "a100": 1.0}
@@ -107,48 +120,6 @@ def test_replicas_fit_onto_nodes():
     assert "node a {CPU: 8, GPU: 4}; node b {CPU: 8, GPU: 2}" in message
 
 
-def test_state_api_answer_gives_the_roles_urls(tmp_path, monkeypatch):
-    answer = RECORDED.read_bytes()
-    seen: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(200, content=answer)
-
-    real = httpx.AsyncClient
-
-    def client(**kwargs):
-        return real(transport=httpx.MockTransport(handler), **kwargs)
-
-    monkeypatch.setattr("rmbench_client.ray_discovery.httpx.AsyncClient", client)
-    role = load_config(config(tmp_path, "ray", {**SERVE, "cluster": "ray", "ray_dashboard": "http://d:1"}))
-    source = RayEndpoints("reward", role.roles["reward"])
-    assert asyncio.run(source.urls()) == ["http://127.0.0.1:33343", "http://127.0.0.1:40799"]  # replica order
-    query = seen[0].url.params
-    assert seen[0].url.path == "/api/v0/actors"
-    assert query.get_list("filter_values") == ["rmbench", "ALIVE"] and query["detail"] == "true"
-    assert url_of("Replica(http://[::1]:80)") == "http://[::1]:80" and url_of("Replica()") is None
-    actors = asyncio.run(list_actors("http://d:1", alive_only=False))
-    assert len(actors) == len(json.loads(answer)["data"]["result"]["result"])
-
-
-def test_no_replica_on_the_cluster_is_one_error(tmp_path, monkeypatch):
-    empty = {"result": True, "msg": "", "data": {"result": {"total": 0, "result": []}}}
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json=empty)
-
-    real = httpx.AsyncClient
-    monkeypatch.setattr(
-        "rmbench_client.ray_discovery.httpx.AsyncClient",
-        lambda **kw: real(transport=httpx.MockTransport(handler), **kw),
-    )
-    role = load_config(config(tmp_path, "ray", {**SERVE, "cluster": "ray", "ray_dashboard": "http://d:1"}))
-    source = RayEndpoints("reward", role.roles["reward"])
-    with pytest.raises(EndpointError, match="no reward replica serving tiny-reward is alive.*rmbench-client serve"):
-        asyncio.run(source.urls())
-
-
 def test_no_cluster_at_the_address_is_one_error_at_once(tmp_path):
     with socket.socket() as sock:  # a loopback port nothing listens on
         sock.bind(("127.0.0.1", 0))
@@ -159,3 +130,20 @@ def test_no_cluster_at_the_address_is_one_error_at_once(tmp_path):
         proc = cli(*command, "--config", str(path), timeout=60, cwd=tmp_path)  # stop: no local server of a checkout
         one_error_line(proc, 1, f"cannot connect to the Ray cluster at 127.0.0.1:{port}", "refused")
     one_error_line(cli("status", "--config", str(path), timeout=60), 1, "Ray state API", "not reachable")
+
+
+def test_the_cluster_recipes_are_secure():
+    """The KubeRay manifests turn token authentication on and open no dashboard; the RayJob tears down whatever
+    happens; no command in docs/ray.md exposes a dashboard."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    for name in ("kuberay-raycluster.yaml", "kuberay-rayjob.yaml"):
+        manifest = yaml.safe_load((docs / name).read_text())
+        cluster = manifest["spec"].get("rayClusterSpec", manifest["spec"])
+        assert cluster["authOptions"] == {"mode": "token"}, name
+        assert "dashboard-host" not in cluster["headGroupSpec"]["rayStartParams"], name
+    job = yaml.safe_load((docs / "kuberay-rayjob.yaml").read_text())["spec"]
+    assert job["shutdownAfterJobFinishes"] is True
+    assert 'trap "rmbench-client stop' in job["entrypoint"] and "--idle-timeout" in job["entrypoint"]
+    blocks = (docs / "ray.md").read_text().split("```")[1::2]  # the code blocks
+    assert blocks and not [b for b in blocks if "dashboard-host" in b]
+    assert "RAY_AUTH_MODE=token" in "".join(blocks)

@@ -48,6 +48,16 @@ def _unit_interval(text: str) -> float:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
     parser = argparse.ArgumentParser(prog="rmbench-client", description=DESCRIPTION, parents=[common])
@@ -73,6 +83,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve = sub.add_parser("serve", parents=[common], help="start the servers a config describes, wait until healthy")
     p_serve.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML naming the servers")
     p_serve.add_argument("--role", action="append", metavar="ROLE", help="only this role (repeatable)")
+    p_serve.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=C.SERVER_READY_TIMEOUT_S,
+        metavar="S",
+        help=f"wait up to S seconds for every server to answer /health (default {C.SERVER_READY_TIMEOUT_S:.0f})",
+    )
+    p_serve.add_argument("--capacity-timeout", type=_seconds, default=0.0, metavar="S", help="Ray: when the cluster "
+                         "cannot hold the replicas now, wait up to S seconds for nodes (an autoscaler adds them) "
+                         "instead of refusing")  # fmt: skip
+    p_serve.add_argument("--idle-timeout", type=_seconds, metavar="S", help="Ray: each replica removes itself (server, "
+                         "actor, placement group) after S seconds without a request")  # fmt: skip
     p_stop = sub.add_parser("stop", parents=[common], help="stop the servers `serve` started from this directory")
     p_stop.add_argument("--config", metavar="FILE", help="only this config's servers (others recorded here keep "
                         "running), and its replicas on its Ray cluster")  # fmt: skip
@@ -99,14 +121,15 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     from .cluster import serve_replicas, stop_replicas
 
     cfg = _serve_config(args.config)
-    on_ray = serve_replicas(cfg, args.role)  # the roles placed on a Ray cluster (serve.cluster: ray)
+    # the roles placed on a Ray cluster (serve.cluster: ray)
+    on_ray = serve_replicas(cfg, args.role, args.capacity_timeout, args.idle_timeout, args.timeout)
     wanted = args.role or [r for r, rc in cfg.roles.items() if rc.serve is not None]
     local = [r for r in wanted if r not in on_ray]
     if not local and on_ray:
         return 0
     sys.stderr.write(f"starting the servers of {args.config} and waiting until each answers /health ...\n")
     try:
-        for info in start_servers(cfg, roles=local):
+        for info in start_servers(cfg, roles=local, timeout=args.timeout):
             sys.stdout.write(f"{info.role:<10} {info.url}  ({info.model}, pid {info.pid}, log {info.log})\n")
     except BaseException:
         if on_ray:  # a failed serve leaves nothing running

@@ -8,21 +8,27 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .. import constants as C
 from ..config import RunConfig
 
 
-def serve_replicas(cfg: RunConfig, roles: Sequence[str] | None) -> list[str]:
+def serve_replicas(
+    cfg: RunConfig, roles: Sequence[str] | None, capacity_timeout: float = 0.0, idle_timeout: float | None = None,
+    timeout: float = C.SERVER_READY_TIMEOUT_S,
+) -> list[str]:  # fmt: skip
     """Start the Ray roles' replicas (if any), print where each runs; the Ray roles."""
     from ..launcher.ray_cluster import ray_roles, serve_on_ray
 
     names = ray_roles(cfg, roles)
     if names:
 
-        def announce() -> None:
-            sys.stderr.write(f"placing the replicas of {', '.join(names)} on the Ray cluster and waiting until each "
-                             "answers /health ...\n")  # fmt: skip
+        def announce(note: str) -> None:
+            sys.stderr.write(f"placing the replicas of {', '.join(names)} on the Ray cluster{note} and waiting until "
+                             "each answers /health ...\n")  # fmt: skip
 
-        for r in serve_on_ray(cfg, names, announce=announce):
+        replicas = serve_on_ray(cfg, names, timeout=timeout, announce=announce, capacity_timeout=capacity_timeout,
+                                idle_timeout=idle_timeout)  # fmt: skip
+        for r in replicas:
             sys.stdout.write(f"{r.role:<10} {r.url}  ({r.name}, node {r.node_ip} ({r.node_id[:8]}), pid {r.pid}, "
                              f"log {r.log} on that node)\n")  # fmt: skip
     return names

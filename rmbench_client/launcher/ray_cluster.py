@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,13 +26,14 @@ import httpx
 from .. import constants as C
 from ..backends.base import Endpoint
 from ..backends.session import Session
-from ..config import RoleConfig, RunConfig, ServeSpec
+from ..config import RoleConfig, RunConfig
 from ..errors import ServerError
 from ..model_identity import same_model, served_identity
-from ..ray_discovery import cluster_address, is_replica_of, replica_name
+from ..ray_discovery import is_replica_of, replica_name
 from . import ray_replica
 from .commands import is_loopback, serve_spec, server_command, server_env
 from .processes import healthy
+from .ray_connect import connect
 from .releases import installed_release, server_venv
 
 log = logging.getLogger(__name__)
@@ -61,44 +61,6 @@ def ray_roles(cfg: RunConfig, roles: Sequence[str] | None = None) -> list[str]:
     """The roles (of `roles`, default all) that `serve` places on a Ray cluster."""
     names = list(dict.fromkeys(roles)) if roles else list(cfg.roles)
     return [r for r in names if r in cfg.roles and (s := _roles(cfg)[r].serve) is not None and s.cluster == "ray"]
-
-
-def connect(specs: Sequence[ServeSpec]) -> Any:
-    """`ray`, connected to the one cluster the roles name (serve.ray_address, else $RAY_ADDRESS)."""
-    addresses = {cluster_address(s) for s in specs}
-    if len(addresses) > 1:
-        raise ServerError(
-            f"the roles name different Ray clusters ({', '.join(map(str, addresses))}): serve one at a time"
-        )
-    address = addresses.pop() if addresses else None
-    if not address:
-        raise ServerError(
-            f"serve.cluster ray needs the cluster's address: set {C.RAY_ADDRESS_ENV} or serve.ray_address"
-        )
-    _reachable(address)
-    try:
-        import ray
-    except ImportError:
-        raise ServerError("serve.cluster ray needs Ray: pip install 'rmbench-client[ray]'") from None
-    # Ray warns that a restartable detached actor dies with its placement group: `stop` removes both on purpose
-    logging.getLogger("ray.actor").setLevel(logging.ERROR)
-    if not ray.is_initialized():
-        try:
-            ray.init(address=address, namespace=C.RAY_NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
-        except Exception as exc:  # ConnectionError, version mismatch: Ray raises several kinds
-            raise ServerError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
-    return ray
-
-
-def _reachable(address: str) -> None:
-    """A quick TCP connect to the cluster's address: `ray.init` retries an absent cluster for minutes."""
-    host, _, port = address.split("://")[-1].rpartition(":")
-    if not host or not port.isdigit():
-        return  # "auto", or a form Ray resolves itself
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=C.RAY_CONNECT_TIMEOUT_S).close()
-    except OSError as exc:
-        raise ServerError(f"cannot connect to the Ray cluster at {address}: {exc}") from None
 
 
 def _free(ray: Any) -> dict[str, dict[str, float]]:
@@ -156,11 +118,17 @@ def _launch(
 
 def serve_on_ray(
     cfg: RunConfig, roles: Sequence[str] | None = None, repo_root: str | Path | None = None,
-    timeout: float = C.SERVER_READY_TIMEOUT_S, announce: Callable[[], None] | None = None,
+    timeout: float = C.SERVER_READY_TIMEOUT_S, announce: Callable[[str], None] | None = None,
+    capacity_timeout: float = 0.0, idle_timeout: float | None = None,
 ) -> list[ReplicaInfo]:  # fmt: skip
     """Start the replicas of the Ray roles; return once every one answers /health and serves its model. On any
     failure every placement group and actor this call created is removed before ServerError is raised.
-    `announce` is called once every check passed, before anything is created."""
+    `announce` is called once every check passed, before anything is created (with a note when the replicas wait
+    for capacity). When the cluster cannot hold the replicas now, `serve` refuses at once, or with a
+    `capacity_timeout` creates their placement groups anyway and waits that long for them to be placed: an
+    autoscaler (KubeRay's, Ray's) adds nodes for pending placement groups. With an `idle_timeout`, each replica
+    removes itself (server, actor, placement group) once its server had no request for that long: a lease that
+    frees the GPUs of an evaluation nobody runs any more."""
     root = Path(repo_root or Path.cwd()).resolve()
     names, by_name = ray_roles(cfg, roles), _roles(cfg)
     specs = {r: serve_spec(r, by_name[r]) for r in names}
@@ -176,10 +144,13 @@ def serve_on_ray(
                               "cluster (rmbench-client stop --config ... removes them)")  # fmt: skip
     asked = [(r, spec.replica_resources()) for r, spec in specs.items() for _ in range(spec.replicas)]
     free = _free(ray)
+    note = ""
     if not fits(asked, free):
-        raise capacity_error(asked, free)
+        if capacity_timeout <= 0:
+            raise capacity_error(asked, free)
+        note = f" (no room for them now: waiting up to {capacity_timeout:.0f} s for nodes)"
     if announce is not None:
-        announce()
+        announce(note)
     from ray.util.placement_group import placement_group
     from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
@@ -193,7 +164,7 @@ def serve_on_ray(
                 pg = placement_group([spec.replica_resources()], strategy="STRICT_PACK", name=name, lifetime="detached")
                 created.append((role, name, pg, None))
         try:
-            ray.get([pg.ready() for _, _, pg, _ in created], timeout=C.RAY_PLACEMENT_TIMEOUT_S)
+            ray.get([pg.ready() for _, _, pg, _ in created], timeout=max(C.RAY_PLACEMENT_TIMEOUT_S, capacity_timeout))
         except ray.exceptions.GetTimeoutError:
             raise capacity_error(asked, _free(ray)) from None  # taken meanwhile
         for i, (role, name, pg, _) in enumerate(created):
@@ -207,7 +178,11 @@ def serve_on_ray(
             }  # fmt: skip
             if "memory" in bundle:
                 options["memory"] = bundle["memory"]
-            actor = actor_class.options(**options).remote(command, env, unset, C.SERVER_STOP_TIMEOUT_S)
+            watch = ray_replica.Watch(C.RAY_REPLICA_HEALTH_PERIOD_S, C.RAY_REPLICA_HEALTH_TIMEOUT_S,
+                                      C.RAY_REPLICA_HEALTH_FAILURES, C.RAY_REPLICA_START_TIMEOUT_S,
+                                      idle_timeout=idle_timeout)  # fmt: skip
+            actor = actor_class.options(**options).remote(command, env, unset, C.SERVER_STOP_TIMEOUT_S, watch,
+                                                          bundle.get("GPU", 0))  # fmt: skip
             created[i] = (role, name, pg, actor)
         return _wait_ready(ray, cfg, created, timeout)
     except BaseException:  # Ctrl-C included: a failed serve leaves nothing on the cluster
@@ -241,12 +216,23 @@ def _wait_ready(
                                               info["pid"], info["log"])  # fmt: skip
             if len(ready) < len(created):
                 if time.monotonic() > deadline:
-                    late = [name for _, name, _, _ in created if name not in ready]
-                    raise ServerError(f"replicas {', '.join(late)} did not answer /health within {timeout:.0f} s")
+                    late = [(name, actor) for _, name, _, actor in created if name not in ready]
+                    raise ServerError(f"replicas {', '.join(n for n, _ in late)} did not answer /health within "
+                                      f"{timeout:.0f} s{_tails(ray, late)}")  # fmt: skip
                 time.sleep(C.SERVER_HEALTH_POLL_S)
     found = list(ready.values())
     for role in dict.fromkeys(r.role for r in found):
         asyncio.run(_identity(role, _roles(cfg)[role], [r.url for r in found if r.role == role]))
+    return found
+
+
+def _tails(ray: Any, late: list[tuple[str, Any]]) -> str:
+    """The last lines of the late replicas' server logs (read before `serve` removes them with their replicas)."""
+    found = ""
+    for name, actor in late:
+        with contextlib.suppress(Exception):  # a replica still waiting for a node has no log
+            info = ray.get(actor.info.remote(tail=True), timeout=C.RAY_ALIVE_TIMEOUT_S)
+            found += f"\n{name} on node {info['node_ip']}, log {info['log']} (last lines):\n{info.get('tail', '')}"
     return found
 
 

@@ -1,0 +1,64 @@
+"""The processes of a Ray cluster on this machine, read from /proc: a replica's server group, a node's processes,
+the servers listening on given ports (tests/test_ray.py, tests/test_ray_replicas.py, bench/ray_faults.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+
+def _stat(pid: str) -> list[str]:
+    raw = Path(f"/proc/{pid}/stat").read_text()
+    return raw[raw.rindex(")") + 2 :].split()  # state, ppid, pgrp, ...
+
+
+def group_alive(pgid: int) -> list[int]:
+    """Live processes of process group `pgid` (a replica's guard leads its server's group); zombies are not."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = _stat(entry)
+                if int(fields[2]) == pgid and fields[0] != "Z":
+                    found.append(int(entry))
+    return found
+
+
+def arguments(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+
+
+def servers_on(ports: set[int], model: bytes = b"tiny-reward") -> list[int]:
+    """Live processes whose command line serves `model` on one of `ports` (servers and their guards)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            args = arguments(int(entry)) if entry.isdigit() else []
+            if model in args and any(a == b"--port" and args[i + 1 : i + 2] == [str(p).encode()]
+                                     for i, a in enumerate(args) for p in ports):  # fmt: skip
+                found.append(int(entry))
+    return found
+
+
+def server_processes(url: str) -> list[int]:
+    """The vLLM server of the replica listening at `url` (not its guard, whose arguments name the port too)."""
+    found = []
+    for pid in servers_on({int(url.rsplit(":", 1)[1])}):
+        with contextlib.suppress(OSError, IndexError):
+            if arguments(pid)[1] != b"-c":
+                found.append(pid)
+    return found
+
+
+def node_processes(node: Any) -> list[int]:
+    """Every process of a ray.cluster_utils node: its own (raylet, ...) and their descendants (the workers)."""
+    pids = {info.process.pid for infos in node.all_processes.values() for info in infos}
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parents[int(entry)] = int(_stat(entry)[1])
+    while grown := {pid for pid, parent in parents.items() if parent in pids} - pids:
+        pids |= grown
+    return sorted(pids)
