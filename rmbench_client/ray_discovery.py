@@ -82,15 +82,21 @@ class RayEndpoints:
         self.served_model = role_cfg.served_model
         self.dashboard = dashboard_url(role_cfg.serve, role)
         self._read = False
+        self._where: dict[str, dict[str, str]] = {}  # URL -> its replica and node, as of the last read
 
     async def urls(self) -> list[str]:
         """The role's replicas that are alive and have a server URL, in replica order."""
-        found = {
-            actor.name: url
+        actors = {
+            actor.name: (url, actor)
             for actor in await list_actors(self.dashboard)  # its own connection: a read every few seconds at most
             if actor.name is not None
             and is_replica_of(actor.name, self.role, self.served_model)
             and (url := url_of(actor.repr_name))
+        }
+        found = {name: url for name, (url, _) in actors.items()}
+        self._where = {
+            url: {"replica": name} | ({"node": actor.node_id} if actor.node_id else {})
+            for name, (url, actor) in actors.items()
         }
         if not found and not self._read:  # later, none alive is a passing state: replicas restarting
             raise EndpointError(
@@ -99,6 +105,10 @@ class RayEndpoints:
             )
         self._read = True
         return [found[name] for name in sorted(found, key=lambda n: int(n.rsplit(":", 1)[1]))]
+
+    def about(self, url: str) -> dict[str, str]:
+        """Where `url`'s server runs (discovery.Described): its replica's actor name and node id, as last read."""
+        return dict(self._where.get(url, {}))
 
 
 async def replicas_by_node(dashboard: str, roles: dict[str, str]) -> dict[str, list[tuple[str, Actor]]]:

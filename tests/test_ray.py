@@ -233,6 +233,13 @@ def test_two_replicas_on_two_nodes_equal_a_local_run(served, local_run, data, tm
     proc = run_cli("run", "--config", str(fast), "--data", str(data), "--out", str(tmp_path / "run"), "--no-progress")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert_same_samples(tmp_path / "run", local_run)
+    # each answer names its replica and that replica's node, as the cluster listed them
+    where = {url: {"replica": name, "node": node} for name, (node, url) in found.items()}
+    for line in sample_lines(tmp_path / "run", keep_answerers=True):
+        for answerer in line["answered_by"]:
+            assert {k: answerer.get(k) for k in ("replica", "node")} == where[answerer["url"]], line
+    answered = summary(tmp_path / "run")["answered_by"]
+    assert {a["replica"] for a in answered} == set(found), answered  # both replicas answered
 
 
 def test_without_the_token_each_command_says_what_to_set(served, data, tmp_path):
