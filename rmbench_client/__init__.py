@@ -36,6 +36,7 @@ _EXPORTS = {
     "Group": "results",
     "Estimate": "results",
     "Comparison": "results",
+    "Difference": "comparison",
     "RunInterrupted": "results",
     "Status": "results",
     "Tracker": "trackers",
@@ -74,6 +75,7 @@ __all__ = [
     "Group",
     "Estimate",
     "Comparison",
+    "Difference",
     "RunInterrupted",
     "Status",
     "Tracker",
@@ -102,6 +104,7 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
         rescore,
         with_checkpoint,
     )
+    from .comparison import Difference
     from .config import RunConfig
     from .errors import (
         ConfigError,
