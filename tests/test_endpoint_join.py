@@ -30,6 +30,13 @@ pytestmark = pytest.mark.timeout(120)
 PROMPTS = 120
 
 
+@pytest.fixture(autouse=True)
+def one_prompt_per_request(monkeypatch) -> None:
+    """Every prompt its own request, as DPO's and a judge's are: these runs change an endpoint after so many
+    requests, which a reward model's shared requests (a few per run of 120 prompts) would never reach."""
+    monkeypatch.setattr(C, "UNITS_PER_REQUEST", 0)
+
+
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     path = tmp_path / "pairs.jsonl"
