@@ -29,13 +29,15 @@ def reward(text: str, width: int) -> list[float]:
 @dataclass
 class FakeVllm:
     """`hang`: paths that never answer; `width`: the head's outputs; `fault`: how `/pooling` answers after its
-    first `healthy_pooling` requests ("trickle": one byte every `trickle_s`; "html": an HTML page under 200)."""
+    first `healthy_pooling` requests ("trickle": one byte every `trickle_s`; "html": an HTML page under 200);
+    `nan_for`: texts holding it get a NaN reward (one bad text inside a request of several)."""
 
     hang: tuple[str, ...] = ()
     width: int = 1
     fault: str | None = None
     healthy_pooling: int = 0
     trickle_s: float = 0.5
+    nan_for: str | None = None
     counts: Counter[str] = field(default_factory=Counter)
     port: int = 0
 
@@ -109,9 +111,12 @@ class FakeVllm:
             texts = body["input"] if "input" in body else [json.dumps(body["messages"])]
             return {
                 "object": "list",
-                "data": [{"index": i, "data": reward(t, self.width)} for i, t in enumerate(texts)],
+                "data": [{"index": i, "data": self._reward(t)} for i, t in enumerate(texts)],
             }
         raise web.HTTPNotFound
+
+    def _reward(self, text: str) -> list[float]:
+        return [float("nan")] * self.width if self.nan_for and self.nan_for in text else reward(text, self.width)
 
     async def _faulty(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         if self.fault == "html":
