@@ -99,13 +99,14 @@ def evaluate(
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
     progress: bool = False,
-    heatmaps: bool = True,
+    heatmaps: bool = False,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
 ) -> BenchmarkResult:
     """Run one benchmark (default: the config's) through the config's servers, as `rmbench-client run` does, and
     return its result. `fresh` forgets the scores stored by earlier runs in the run directory; each tracker logs
-    the result at `step`.
+    the result at `step`. `heatmaps`: RM-Bench's heatmap PNGs, off by default here (matplotlib costs a checkpoint
+    about 2 s of CPU; `rmbench-client run` draws them unless `--no-heatmaps`).
 
     A run whose servers went away past the patience returns with `aborted` set (and `complete` false): what was
     scored is kept, and the same call resumes it. SIGINT or SIGTERM during the run raise KeyboardInterrupt once the
@@ -136,7 +137,7 @@ async def evaluate_async(
     limit: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
-    heatmaps: bool = True,
+    heatmaps: bool = False,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
 ) -> BenchmarkResult:
@@ -157,7 +158,7 @@ def evaluate_suite(
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
     progress: bool = False,
-    heatmaps: bool = True,
+    heatmaps: bool = False,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
 ) -> SuiteResult:
@@ -213,7 +214,7 @@ async def evaluate_suite_async(
     limit: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
-    heatmaps: bool = True,
+    heatmaps: bool = False,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
 ) -> SuiteResult:
