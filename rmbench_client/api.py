@@ -166,7 +166,7 @@ def evaluate(
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
     progress: bool = False,
-    heatmaps: bool = True,
+    heatmaps: bool = False,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
     handle_signals: bool = True,
@@ -174,7 +174,9 @@ def evaluate(
     """Run one benchmark (default: the config's) through the config's servers, as `rmbench-client run` does, and
     return its result. `fresh` forgets the scores stored by earlier runs in the run directory; each tracker logs
     the result at `step` (a tracker that fails is recorded in `tracker_errors`, never raised). Called where an event
-    loop is running (a notebook), the run has a loop of its own on a thread while this call waits.
+    loop is running (a notebook), the run has a loop of its own on a thread while this call waits. `heatmaps`:
+    RM-Bench's heatmap PNGs, off by default here (matplotlib costs a checkpoint about 2 s of CPU; `rmbench-client run`
+    draws them unless `--no-heatmaps`).
 
     A run whose servers went away past the patience returns with `status` "aborted": what was scored is kept, and
     the same call resumes it. SIGINT or SIGTERM during the run stop it; once its outputs are written, the signal
@@ -205,7 +207,7 @@ async def evaluate_async(
     limit: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
-    heatmaps: bool = True,
+    heatmaps: bool = False,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
 ) -> BenchmarkResult:
@@ -279,7 +281,7 @@ def evaluate_suite(
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
     progress: bool = False,
-    heatmaps: bool = True,
+    heatmaps: bool = False,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
     handle_signals: bool = True,
@@ -327,7 +329,7 @@ async def evaluate_suite_async(
     limit: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
-    heatmaps: bool = True,
+    heatmaps: bool = False,
     trackers: Sequence[Tracker] = (),
     step: int | None = None,
 ) -> SuiteResult:

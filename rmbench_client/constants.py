@@ -29,9 +29,12 @@ READ_TIMEOUT_S = 120.0  # the longest silence within an answer (vLLM answers onc
 # read timeout) is cut off here, so every run ends; past READ_TIMEOUT_S, the time an honest answer takes to arrive
 REQUEST_TIMEOUT_S = 300.0
 MAX_CONCURRENCY_PER_ENDPOINT = 8
-# prompts being scored at once, per request slot of all endpoints: enough to keep every slot busy, few enough
-# that a release wakes a handful of waiters rather than every prompt of the benchmark
+# requests being prepared or sent at once, per request slot of all endpoints (each a prompt, or several sharing a
+# request): enough to keep every slot busy, few enough that a release wakes a handful of waiters
 PROMPTS_IN_FLIGHT_PER_SLOT = 2
+# a reward model's units per request: the texts of consecutive prompts go out together up to this many (a prompt is
+# never split), so a request's cost (HTTP, the store's commit, the bookkeeping) is spread over more sequences
+UNITS_PER_REQUEST = 32
 PROMPTS_PER_STORE_READ = 512  # prompts rendered, keyed and looked up in the store at a time
 EVENT_LOOP_ENV = "RMBENCH_EVENT_LOOP"  # "asyncio": asyncio's own loop even where uvloop is installed (event_loop.py)
 WORKERS = 1  # scoring processes of one run (`run --workers`, client.workers: workers.py)

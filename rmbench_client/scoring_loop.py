@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from .config import RunConfig
 from .errors import ConfigError, EndpointError, RetryableError, SampleError
 from .examples import Example, PromptScores
 from .interrupts import RunSignals
-from .model_kinds.base import ModelKind, Unit
+from .model_kinds.base import ModelKind, SharedRequests, Unit
 from .progress import ProgressBar
 from .provenance import Record
 from .score_store import OpenRun, ScoreStore, UnitKeys
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .endpoint_pool import EndpointPool
 
 log = logging.getLogger(__name__)
+Pending = tuple[Example, list[Unit], list[str]]  # a prompt to score: its units and their store keys
 
 
 @dataclass
@@ -110,12 +111,12 @@ class Scoring:
         with ProgressBar(len(examples), progress) as bar:
             # shared by the workers; it renders and keys a chunk of prompts at a time, so a large dataset's
             # rendered texts are never all held at once
-            queue = self.pending(examples, outcome, bar)
+            queue = _requests(self.pending(examples, outcome, bar), self._units_per_request())
 
             async def worker() -> None:
-                for ex, units, keys in queue:  # each worker takes the next prompt when it is free
-                    await self._one(ex, units, keys, outcome)
-                    bar.advance()
+                for batch in queue:  # each worker takes the next request's prompts when it is free
+                    await self._batch(batch, outcome)
+                    bar.advance(len(batch))
 
             tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(in_flight, len(examples))))]
             try:
@@ -127,9 +128,11 @@ class Scoring:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
 
-    def pending(
-        self, examples: list[Example], outcome: Outcome, bar: ProgressBar
-    ) -> Iterator[tuple[Example, list[Unit], list[str]]]:
+    def _units_per_request(self) -> int:
+        """How many units of consecutive prompts may share a request (0: each prompt goes out on its own)."""
+        return self.model.units_per_request if isinstance(self.model, SharedRequests) else 0
+
+    def pending(self, examples: list[Example], outcome: Outcome, bar: ProgressBar) -> Iterator[Pending]:
         """The prompts with units not yet stored, a chunk at a time; those already complete in the store are
         finished here."""
         for chunk in _chunks(examples, C.PROMPTS_PER_STORE_READ):
@@ -152,32 +155,55 @@ class Scoring:
             self.samples.flush()
             yield from todo
 
-    async def _one(self, ex: Example, units: list[Unit], keys: list[str], outcome: Outcome) -> None:
+    async def _batch(self, batch: list[Pending], outcome: Outcome) -> None:
+        """Score the prompts of one request (a single prompt unless the model kind shares requests): the units not
+        stored yet go out once each, their values are committed in one transaction with what answered them, then
+        each prompt is finished. A batch of several prompts that fails is scored again a prompt at a time, so that a
+        prompt fails alone."""
+        keys = [k for _, _, prompt_keys in batch for k in prompt_keys]
         sources: dict[str, int | None] = {}
         stored = self.store.get_many(keys, sources)  # a prompt sharing units with one scored earlier reuses them
-        first: dict[str, int] = {}
-        for i, k in enumerate(keys):
-            first.setdefault(k, i)  # a unit repeated within the prompt goes out once
-        todo = [i for k, i in first.items() if k not in stored]
+        todo: dict[str, Unit] = {}  # a unit repeated within the batch goes out once
+        for _, units, prompt_keys in batch:
+            for unit, k in zip(units, prompt_keys, strict=True):
+                if k not in stored and k not in todo:
+                    todo[k] = unit
+        error: SampleError | RetryableError | None = None
         with provenance.collect() as answers:
             try:
-                fresh = await self.model.score(ex, [units[i] for i in todo])
+                fresh = await self._score(batch, list(todo.values())) if todo else []
             except (SampleError, RetryableError) as exc:  # retryable: it outlived its retries
-                outcome.failures[ex.id] = str(exc)
-                if answers.failed is not None:
-                    outcome.failed_at[ex.id] = answers.failed.url
-                log.info("prompt %s failed: %s", ex.id, exc)
+                error = exc
+        if error is not None:
+            if len(batch) > 1:  # outside the collection: each prompt's own retry collects its own answerers
+                await _all(self._batch([one], outcome) for one in batch)
                 return
+            ex = batch[0][0]
+            outcome.failures[ex.id] = str(error)
+            if answers.failed is not None:
+                outcome.failed_at[ex.id] = answers.failed.url
+            log.info("prompt %s failed: %s", ex.id, error)
+            return
         answered = provenance.record(frozenset(answers.by))
-        new = {keys[i]: value for i, value in zip(todo, fresh, strict=True)}
-        self.store.put_many(new, answered)
-        outcome.sent += len(todo)
-        if answered:
-            self.fresh[ex.id] = answered
-        if stored:
-            answered = provenance.merged([answered, *self.store.records(set(sources.values()))])
-        self._finish(ex, [new.get(k, stored.get(k)) for k in keys], outcome, answered)
+        new = dict(zip(todo, fresh, strict=True))
+        if new:
+            self.store.put_many(new, answered)
+        outcome.sent += len(new)
+        for ex, _, prompt_keys in batch:
+            own = answered if any(k in new for k in prompt_keys) else ()
+            if own:
+                self.fresh[ex.id] = own
+            reused = {sources.get(k) for k in prompt_keys if k not in new}
+            record = provenance.merged([own, *self.store.records(reused)]) if reused else own
+            self._finish(ex, [new[k] if k in new else stored[k] for k in prompt_keys], outcome, record)
         self.samples.flush()
+
+    async def _score(self, batch: list[Pending], units: list[Unit]) -> list[Any]:
+        if isinstance(self.model, SharedRequests):
+            return await self.model.score_units(units)
+        (ex, _, _), *rest = batch  # one prompt per request otherwise (`_requests`)
+        assert not rest
+        return await self.model.score(ex, units)
 
     def _finish(self, ex: Example, values: list[Any], outcome: Outcome, answered: Record = ()) -> None:
         scores = prompt_scores(self.model, ex, values, answered)
@@ -204,13 +230,41 @@ async def recheck(pools: dict[str, EndpointPool], scoring: Scoring, outcome: Out
             scoring.hold_apart(url, outcome)
 
 
+async def _all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """The coroutines at once; the first error is raised once the others are cancelled (none outlives the call)."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _requests(prompts: Iterator[Pending], units_per_request: int) -> Iterator[list[Pending]]:
+    """Consecutive prompts grouped so that each group's units fit one request (`units_per_request`; a prompt is
+    never split, and one larger than that goes alone); every prompt on its own where it is 0."""
+    batch: list[Pending] = []
+    size = 0
+    for prompt in prompts:
+        n = len(prompt[1])
+        if batch and size + n > units_per_request:
+            yield batch
+            batch, size = [], 0
+        batch.append(prompt)
+        size += n
+    if batch:
+        yield batch
+
+
 def _chunks(items: list[Example], size: int) -> Iterator[list[Example]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
 
 def in_flight(cfg: RunConfig) -> int:
-    """How many prompts to score at once: a few per request slot of the run's endpoints."""
+    """How many requests to prepare and send at once (each a prompt, or the prompts sharing it): a few per request
+    slot of the run's endpoints."""
     slots = sum(cfg.roles[name].endpoint_count() * cfg.roles[name].concurrency for name in cfg.roles_used())
     return max(1, slots * C.PROMPTS_IN_FLIGHT_PER_SLOT)
 

@@ -31,7 +31,8 @@ def reward(text: str, width: int) -> list[float]:
 class FakeVllm:
     """`hang`: paths that never answer; `width`: the head's outputs; `fault`: how `/pooling` answers after its
     first `healthy_pooling` requests ("trickle": one byte every `trickle_s`; "html": an HTML page under 200), the
-    fingerprint probes of identity checks too unless `fault_probes` is False."""
+    fingerprint probes of identity checks too unless `fault_probes` is False; `nan_for`: texts holding it get a NaN
+    reward (one bad text inside a request of several)."""
 
     hang: tuple[str, ...] = ()
     width: int = 1
@@ -39,6 +40,7 @@ class FakeVllm:
     healthy_pooling: int = 0
     trickle_s: float = 0.5
     fault_probes: bool = True
+    nan_for: str | None = None
     counts: Counter[str] = field(default_factory=Counter)
     probes: int = 0  # /pooling requests of a fingerprint (start-up checks, identity checks of new connections)
     port: int = 0
@@ -116,9 +118,12 @@ class FakeVllm:
             texts = body["input"] if "input" in body else [json.dumps(body["messages"])]
             return {
                 "object": "list",
-                "data": [{"index": i, "data": reward(t, self.width)} for i, t in enumerate(texts)],
+                "data": [{"index": i, "data": self._reward(t)} for i, t in enumerate(texts)],
             }
         raise web.HTTPNotFound
+
+    def _reward(self, text: str) -> list[float]:
+        return [float("nan")] * self.width if self.nan_for and self.nan_for in text else reward(text, self.width)
 
     async def _faulty(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         if self.fault == "html":

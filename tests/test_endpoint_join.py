@@ -31,6 +31,13 @@ PROMPTS = 120
 REFRESH = 0.2  # client.endpoint_refresh: the source is read again this often
 
 
+@pytest.fixture(autouse=True)
+def one_prompt_per_request(monkeypatch) -> None:
+    """Every prompt its own request, as DPO's and a judge's are: these runs change an endpoint after so many
+    requests, which a reward model's shared requests (a few per run of 120 prompts) would never reach."""
+    monkeypatch.setattr(C, "UNITS_PER_REQUEST", 0)
+
+
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     path = tmp_path / "pairs.jsonl"

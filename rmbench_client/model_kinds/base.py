@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..backends.base import Endpoint
 from ..examples import Example
@@ -67,4 +67,20 @@ class ModelKind(Protocol):
 
     def details(self, ex: Example, values: list[Any]) -> dict[str, Any] | None:
         """What explains a prompt's numbers in reports (log-prob sums, a judge's answers), or None."""
+        ...
+
+
+@runtime_checkable
+class SharedRequests(Protocol):
+    """A model kind whose unit values depend on the units alone, not on their prompt (a reward model's texts): the
+    units of several prompts may then go out together, `units_per_request` at most, which spreads the cost of a
+    request (HTTP, the store's commit) over more sequences."""
+
+    @property
+    def units_per_request(self) -> int:
+        """The most units of several prompts sent in one call of `score_units` (0: each prompt on its own)."""
+        ...
+
+    async def score_units(self, units: list[Unit]) -> list[Any]:
+        """Raw values for the units (of one or several prompts), in order; raises EndpointError subclasses."""
         ...

@@ -15,6 +15,7 @@ import logging
 from functools import partial
 from typing import Any
 
+from .. import constants as C
 from ..backends.base import Call, Endpoint, Messages, TextRewardBackend, on
 from ..backends.vllm import VllmReward
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
@@ -68,6 +69,12 @@ class RewardModel:
     @property
     def identity(self) -> dict[str, Any]:
         return self._identity
+
+    @property
+    def units_per_request(self) -> int:
+        """A text's reward is the text's alone, so the texts (or token ids) of several prompts share a request;
+        conversations the server templates go one per request whatever happens (0)."""
+        return 0 if self.mode == "messages" else C.UNITS_PER_REQUEST
 
     async def check(self) -> None:
         """Keep an `auto` template only if it tokenizes as the server's does; make sure BOS arrives once (or say
@@ -144,6 +151,9 @@ class RewardModel:
         return [Unit(json.dumps(p, ensure_ascii=False), p) for p in payloads]
 
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
+        return await self._score_payloads([u.payload for u in units])
+
+    async def score_units(self, units: list[Unit]) -> list[Any]:
         return await self._score_payloads([u.payload for u in units])
 
     async def _score_payloads(self, payloads: list[Any], call: Call | None = None) -> list[list[float]]:

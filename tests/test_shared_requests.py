@@ -1,0 +1,76 @@
+"""A reward model's texts of consecutive prompts share a request (constants.UNITS_PER_REQUEST units at most, a
+prompt never split), against a loopback stand-in for vLLM (fake_reward_faults.py): the outputs are those of one
+request per prompt, in fewer requests; a bad text inside a shared request fails its own prompt only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from fake_reward_faults import MODEL, FakeVllm
+from helpers_cli import stored
+
+from rmbench_client import constants as C
+from rmbench_client import runner
+from rmbench_client.config import load_config
+
+pytestmark = pytest.mark.timeout(60)
+PROMPTS = 10  # 20 texts: one shared request of every prompt
+TEMPLATE = "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}</s>{% endfor %}"
+
+
+def config(tmp_path: Path, url: str, out: str) -> Path:
+    data = tmp_path / "prefs.jsonl"
+    records = [{"id": f"p{i}", "prompt": f"question {i}?", "chosen": f"good {i}", "rejected": f"bad {i}"} for i in
+               range(PROMPTS)]  # fmt: skip
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    template = tmp_path / "template.jinja"
+    template.write_text(TEMPLATE)
+    cfg = {
+        "benchmark": "pairwise",
+        "model": "fake",
+        "data": str(data),
+        "out": str(tmp_path / out),
+        "roles": {"reward": {"served_model": MODEL, "endpoints": [url]}},
+        "reward": {"template": str(template)},
+    }
+    path = tmp_path / f"{out}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def scoring_requests(fake: FakeVllm, before: int) -> int:
+    return fake.counts["/pooling"] - before
+
+
+def run(tmp_path: Path, fake: FakeVllm, out: str) -> tuple[runner.RunResult, int]:
+    """The run in this process (so that UNITS_PER_REQUEST can be changed) and its /pooling requests."""
+    before = fake.counts["/pooling"]
+    result = runner.run(load_config(config(tmp_path, fake.url, out)), fresh=True, progress=False, heatmaps=False)
+    return result, scoring_requests(fake, before)
+
+
+def test_shared_requests_write_what_one_request_per_prompt_writes(tmp_path, monkeypatch):
+    with FakeVllm(width=1) as fake:
+        shared, shared_requests = run(tmp_path, fake, "shared")
+        monkeypatch.setattr(C, "UNITS_PER_REQUEST", 0)
+        alone, alone_requests = run(tmp_path, fake, "alone")
+    assert shared.all_scored and alone.all_scored
+    assert alone_requests - shared_requests == PROMPTS - 1  # the start-up checks' requests are the same in both
+    # the values went back to their own prompts: the fake's reward is a function of the text alone
+    assert (tmp_path / "shared/samples.jsonl").read_bytes() == (tmp_path / "alone/samples.jsonl").read_bytes()
+    assert stored(tmp_path / "shared") == stored(tmp_path / "alone") == 2 * PROMPTS
+
+
+def test_a_bad_text_in_a_shared_request_fails_its_prompt_alone(tmp_path):
+    with FakeVllm(width=1, nan_for="good 3") as fake:
+        result, requests = run(tmp_path, fake, "run")
+        kept = stored(tmp_path / "run")
+        fake.nan_for = None
+        rerun = runner.run(load_config(config(tmp_path, fake.url, "run")), progress=False, heatmaps=False)
+    assert set(result.failures) == {"p3"} and "non-finite" in result.failures["p3"]
+    assert requests >= 1 + PROMPTS  # the shared request, then each prompt on its own
+    assert kept == 2 * (PROMPTS - 1)  # every other prompt's values were kept
+    assert rerun.all_scored and rerun.sent_sequences == 2  # the rerun sends p3's two texts only
