@@ -26,7 +26,8 @@ from test_plugins import page_data
 from rmbench_client import constants as C
 from rmbench_client.cli import main
 
-pytestmark = pytest.mark.timeout(120)
+# servers change after so many requests: one prompt per request
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("one_prompt_per_request")]
 GRACE = {"client": {"rejected_grace": 2.0}}  # the wait for the right server once every endpoint is rejected
 
 

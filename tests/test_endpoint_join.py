@@ -26,16 +26,9 @@ from rmbench_client.cli import main
 from rmbench_client.model_kinds import factory
 from rmbench_client.model_kinds.reward import FINGERPRINT_PROBES
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("one_prompt_per_request")]
 PROMPTS = 120
 REFRESH = 0.2  # client.endpoint_refresh: the source is read again this often
-
-
-@pytest.fixture(autouse=True)
-def one_prompt_per_request(monkeypatch) -> None:
-    """Every prompt its own request, as DPO's and a judge's are: these runs change an endpoint after so many
-    requests, which a reward model's shared requests (a few per run of 120 prompts) would never reach."""
-    monkeypatch.setattr(C, "UNITS_PER_REQUEST", 0)
 
 
 @pytest.fixture

@@ -43,11 +43,13 @@ class _Lender:
         self._turn = asyncio.Lock()  # HTTP/1.1: one request at a time on a connection
         self.broken = False
 
-    async def lend(self) -> Connection:
+    async def lend(self) -> Connection | None:
+        """The connection for the check's next request; None once it closed (its request takes a new one)."""
         await self._turn.acquire()
         if self.broken or not self.protocol.is_connected():
+            self.broken = True
             self._turn.release()
-            raise aiohttp.ServerDisconnectedError("the connection closed during its identity check")
+            return None
         return _Lent(self)
 
     def back(self, close: bool) -> None:
@@ -95,15 +97,17 @@ class CheckedConnector(aiohttp.TCPConnector):
     async def connect(self, req: ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout) -> Connection:
         lender = _LENT.get()
         if lender is not None:  # a request of a running check: never checked itself
-            if lender.connector is self and lender.key == req.connection_key:
-                return await lender.lend()
+            if lender.connector is self and lender.key == req.connection_key and (lent := await lender.lend()):
+                return lent
             return await super().connect(req, traces, timeout)
         conn = await super().connect(req, traces, timeout)
         if self.check is None or conn.protocol in self._checked:
             return conn
-        return await self._checked_now(conn, req)
+        return await self._checked_now(conn, req, traces, timeout)
 
-    async def _checked_now(self, conn: Connection, req: ClientRequest) -> Connection:
+    async def _checked_now(
+        self, conn: Connection, req: ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout
+    ) -> Connection:
         protocol = conn.protocol
         assert protocol is not None  # a connection just taken
         lender = _Lender(self, req.connection_key, protocol)
@@ -117,8 +121,13 @@ class CheckedConnector(aiohttp.TCPConnector):
         finally:
             _LENT.reset(token)
         if lender.broken or not protocol.is_connected():
+            # A server that closes every connection after one answer (HTTP/1.0, `Connection: close` behind some
+            # proxies) cannot be checked over the connection its request takes: the check went over new ones, and
+            # the request takes one more, as checked as such a server's connections can be.
             conn.close()
-            raise aiohttp.ServerDisconnectedError("the connection closed during its identity check")
+            conn = await super().connect(req, traces, timeout)
+            protocol = conn.protocol
+            assert protocol is not None
         if checked:
             if len(self._checked) >= self._limit_checked:
                 self._checked = {p for p in self._checked if p.is_connected()}
