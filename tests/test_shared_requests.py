@@ -41,13 +41,15 @@ def config(tmp_path: Path, url: str, out: str) -> Path:
     return path
 
 
-def scoring_requests(fake: FakeVllm, before: int) -> int:
-    return fake.counts["/pooling"] - before
+def scoring_requests(fake: FakeVllm, before: int = 0) -> int:
+    """/pooling requests that scored (identity probes apart: each new connection is checked, and how many
+    connections a run opens is the pool's business)."""
+    return fake.counts["/pooling"] - fake.probes - before
 
 
 def run(tmp_path: Path, fake: FakeVllm, out: str) -> tuple[runner.RunResult, int]:
     """The run in this process (so that UNITS_PER_REQUEST can be changed) and its /pooling requests."""
-    before = fake.counts["/pooling"]
+    before = scoring_requests(fake)
     result = runner.run(load_config(config(tmp_path, fake.url, out)), fresh=True, progress=False, heatmaps=False)
     return result, scoring_requests(fake, before)
 
@@ -58,7 +60,7 @@ def test_shared_requests_write_what_one_request_per_prompt_writes(tmp_path, monk
         monkeypatch.setattr(C, "UNITS_PER_REQUEST", 0)
         alone, alone_requests = run(tmp_path, fake, "alone")
     assert shared.all_scored and alone.all_scored
-    assert alone_requests - shared_requests == PROMPTS - 1  # the start-up checks' requests are the same in both
+    assert alone_requests - shared_requests == PROMPTS - 1  # one request instead of one per prompt
     # the values went back to their own prompts: the fake's reward is a function of the text alone
     assert (tmp_path / "shared/samples.jsonl").read_bytes() == (tmp_path / "alone/samples.jsonl").read_bytes()
     assert stored(tmp_path / "shared") == stored(tmp_path / "alone") == 2 * PROMPTS
