@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
+from fake_reward_faults import PROBE_MARKS
 
 
 def _units(body: bytes) -> int:
@@ -48,6 +49,7 @@ class FaultProxy:
     seed: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     units: Counter[str] = field(default_factory=Counter)  # sequences asked for per path (a list `input` counts each)
+    probe_units: Counter[str] = field(default_factory=Counter)  # of them, fingerprint probes (each new connection's)
     injected: Counter[str] = field(default_factory=Counter)
     auth_headers: list[str] = field(default_factory=list)
     port: int = 0
@@ -101,6 +103,8 @@ class FaultProxy:
                 body = await reader.readexactly(int(lower.get("content-length", "0")))
                 self.counts[path] += 1
                 self.units[path] += _units(body)
+                if any(mark.encode() in body for mark in PROBE_MARKS):  # an identity check's fingerprint
+                    self.probe_units[path] += _units(body)
                 if "authorization" in lower:
                     self.auth_headers.append(lower["authorization"])
                 if not await self._forward(method, path, lower, body, writer):
