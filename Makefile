@@ -10,7 +10,7 @@ SERVER_VENV := .venv-server
 # vLLM's CPU build: the same choice unless SERVER_PYTHON says otherwise (servers/setup-cpu-venv.sh says which)
 SERVER_PYTHON ?= $(PYTHON)
 
-.PHONY: install lint test chromium bench demo serve stop models server-venv data clean compat docs
+.PHONY: install lint test test-heavy chromium bench demo serve stop models server-venv data clean compat docs
 
 # An editable install leaves the project's own bytecode to the first import, which never writes it under
 # PYTHONDONTWRITEBYTECODE (set on these machines): every command would compile ~70 modules again.
@@ -50,7 +50,12 @@ lint: install
 	$(BIN)/mypy --config-file examples/benchmark-plugin/pyproject.toml examples/benchmark-plugin
 
 test: install chromium
-	$(BIN)/pytest -q --durations=30
+	$(BIN)/pytest -q --durations=30 -m "not heavy"
+
+# The cases marked heavy (each restarts a vLLM CPU server mid-run: Ray's dead server, frozen and lost nodes, watch
+# serving each checkpoint): minutes each, outside CI's time budget; run before a change to Ray or watch lands.
+test-heavy: install
+	$(BIN)/pytest -q --durations=30 -m heavy
 
 # The report page's browser tests drive Debian's Chromium (Playwright-for-Python comes with the dev extra; it never
 # downloads a browser of its own). `make test` is the whole suite: Chromium is installed when missing (as root, as

@@ -45,7 +45,7 @@ class Faults:
 class FaultProxy:
     upstream: str
     faults: Faults = field(default_factory=Faults)
-    rewrite: Callable[[str, bytes], bytes] | None = None
+    rewrite: Callable[[str, bytes, bytes], bytes] | None = None  # (path, request body, answer) -> answer
     seed: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     units: Counter[str] = field(default_factory=Counter)  # sequences asked for per path (a list `input` counts each)
@@ -147,7 +147,7 @@ class FaultProxy:
             response = await self._client.request(method, self.upstream + path, content=body, headers=keep)
             status, content = response.status_code, response.content
             if self.rewrite is not None:
-                content = self.rewrite(path, content)
+                content = self.rewrite(path, body, content)
         writer.write(
             f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(content)}\r\n\r\n".encode()
             + content

@@ -11,6 +11,7 @@ import signal
 
 import pytest
 from conftest import REPO, port, with_ports
+from fake_reward_faults import PROBE_MARKS
 from helpers_cli import (
     RUN_TIMEOUT,
     cli,
@@ -128,14 +129,9 @@ def test_nan_from_server_loses_nothing_scored(cpu_servers, fault_data, tmp_path)
     assert first.returncode == 0, first.stderr
     kept = stored(out)
 
-    probes = 1  # the start-up fingerprint's answer (its probes in one request) stays real: the model is sound
-
-    def nan(path: str, body: bytes) -> bytes:
-        nonlocal probes
-        if path != "/pooling":
-            return body
-        if probes:
-            probes -= 1
+    def nan(path: str, request: bytes, body: bytes) -> bytes:
+        # identity checks' fingerprints (at start, on each new connection) stay real: the model is sound
+        if path != "/pooling" or any(mark.encode() in request for mark in PROBE_MARKS):
             return body
         data = json.loads(body)
         data["data"][0]["data"] = [float("nan")]

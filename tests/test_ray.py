@@ -268,6 +268,7 @@ def wait_replaced(name: str, old_url: str, timeout: float = SERVE_TIMEOUT) -> tu
     raise AssertionError(f"replica {name} was not serving again within {timeout:.0f} s")
 
 
+@pytest.mark.heavy  # a vLLM CPU replica restarted mid-run: minutes; `make test-heavy`
 def test_a_server_killed_mid_run_is_replaced(served, local_run, data, tmp_path):
     config, _, _ = served
     name = "reward:tiny-reward:0"
@@ -285,6 +286,7 @@ def test_a_server_killed_mid_run_is_replaced(served, local_run, data, tmp_path):
     assert not group_alive(group)  # nothing of the old server is left
 
 
+@pytest.mark.heavy  # a vLLM CPU replica restarted mid-run: minutes; `make test-heavy`
 def test_a_frozen_node_costs_only_its_requests_in_flight(served, cluster, local_run, data, tmp_path):
     config, _, _ = served
     name = "reward:tiny-reward:1"
@@ -322,6 +324,7 @@ def test_a_frozen_node_costs_only_its_requests_in_flight(served, cluster, local_
     assert not group_alive(group)
 
 
+@pytest.mark.heavy  # a vLLM CPU replica restarted mid-run: minutes; `make test-heavy`
 def test_node_lost_mid_run_costs_nothing(served, cluster, local_run, data, tmp_path):
     config, _, _ = served
     before = replicas()
@@ -339,6 +342,7 @@ def test_node_lost_mid_run_costs_nothing(served, cluster, local_run, data, tmp_p
     assert_same_samples(tmp_path / "run", local_run)
 
 
+@pytest.mark.heavy  # a vLLM CPU replica restarted mid-run: minutes; `make test-heavy`
 def test_no_room_left_ends_the_run_resumable(served, cluster, local_run, data, tmp_path):
     config, _, _ = served
     quick = ray_config(tmp_path / "quick.yaml", rate_limit=RATE, all_down_patience=5)  # the same replicas

@@ -76,6 +76,7 @@ def test_a_cut_checkpoint_waits_and_a_killed_watch_evaluates_only_what_is_missin
 
 
 @pytest.mark.server
+@pytest.mark.heavy  # a vLLM server per checkpoint: minutes; `make test-heavy`
 def test_watch_serves_each_checkpoint_through_vllm(tmp_path):
     """Three checkpoints written one after another (the second cut short for a pass), each served by the real vLLM
     CPU build through `serve`: three run directories, each evaluated once, the table and the chart."""
