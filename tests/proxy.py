@@ -49,6 +49,7 @@ class FaultProxy:
     seed: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     units: Counter[str] = field(default_factory=Counter)  # sequences asked for per path (a list `input` counts each)
+    requests: list[tuple[str, bytes]] = field(default_factory=list)  # (path, body) of every request, in order
     probe_units: Counter[str] = field(default_factory=Counter)  # of them, fingerprint probes (each new connection's)
     injected: Counter[str] = field(default_factory=Counter)
     auth_headers: list[str] = field(default_factory=list)
@@ -102,6 +103,7 @@ class FaultProxy:
                 lower = {k.lower(): v for k, v in headers.items()}
                 body = await reader.readexactly(int(lower.get("content-length", "0")))
                 self.counts[path] += 1
+                self.requests.append((path, body))
                 self.units[path] += _units(body)
                 if any(mark.encode() in body for mark in PROBE_MARKS):  # an identity check's fingerprint
                     self.probe_units[path] += _units(body)
