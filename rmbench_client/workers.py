@@ -43,6 +43,8 @@ from .progress import ProgressBar
 from .score_store import OpenRun, ScoreStore, UnitKeys
 from .scoring_loop import Outcome, Scoring, score_examples
 
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # what stops a run, and its workers with it
+
 
 def worker_config(cfg: RunConfig, workers: int) -> RunConfig:
     """One worker's config: one process, its share of each endpoint's concurrency and of the rate limit."""
@@ -135,6 +137,7 @@ def _work(cfg: RunConfig, bench_name: str, examples: list[Example], run_dir: Pat
           report: Connection, parent: Connection) -> None:  # fmt: skip
     """A worker process: score a shard into the store, then send the run what the shard's outcome was."""
     os.setpgrp()  # a terminal's Ctrl-C reaches the run alone, which passes it on once
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)  # held since the run started it (_start)
     files = _ShardFiles(run_dir, done)
     found: dict[str, Any] = {}
     try:
@@ -180,7 +183,14 @@ def _start(cfg: RunConfig, bench: Benchmark[Any], parts: list[list[Example]], ru
         alive_recv, alive_send = ctx.Pipe(duplex=False)
         args = (one, bench.name, part, run_dir, done, report_send, alive_recv)
         process = ctx.Process(target=_work, args=args, name=f"rmbench-worker-{k}")
-        process.start()
+        # The worker starts with the stop signals held until it is in its own process group: a Ctrl-C to the
+        # terminal's group while it is still importing would stop it half-started, and the run's write of its
+        # start-up data could then wait on it for good. Held here, a signal waits, for the run and the worker alike.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         report_send.close()
         alive_recv.close()
         started.append(_Worker(k, process, report_recv, alive_send, done))
