@@ -189,7 +189,9 @@ class Admission:
         """`ep`'s served identity; ConfigError when it is not the role's model (as the store tells models apart)."""
         identity = await served_identity(ep, self.backend)
         assert self.identity is not None  # settled by start, before any endpoint can join
-        if not interchangeable(identity, self.identity, self.by_fingerprint):
+        # a release the role's start could not read (its /version refused then: a 429) tells nothing apart later
+        seen = identity if self.identity.get("version") is not None else {**identity, "version": None}
+        if not interchangeable(seen, self.identity, self.by_fingerprint):
             release, note = not self.by_fingerprint, self._series_note(self.identity, identity)
             raise ConfigError(f"endpoint {ep} serves {describe(identity, release)}, not the role's "
                               f"{describe(self.identity, release)}{note}")  # fmt: skip
