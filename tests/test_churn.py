@@ -21,6 +21,7 @@ from helpers_cli import stored
 from proxy import FaultProxy
 from tcp_switch import TcpSwitch
 from test_endpoint_join import PROMPTS, config, reward_config, run, samples, scored, when
+from test_endpoint_join import data as data  # the same pairs file: the fixture, re-exported
 from test_plugins import page_data
 
 from rmbench_client import constants as C
@@ -29,15 +30,6 @@ from rmbench_client.cli import main
 # servers change after so many requests: one prompt per request
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("one_prompt_per_request")]
 GRACE = {"client": {"rejected_grace": 2.0}}  # the wait for the right server once every endpoint is rejected
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    path = tmp_path / "pairs.jsonl"
-    records = [{"prompt": f"Question {i}?", "chosen": f"A careful answer {i * 7}.", "rejected": f"No {i}."}
-               for i in range(PROMPTS)]  # fmt: skip
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return path
 
 
 @pytest.fixture
