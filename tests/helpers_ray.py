@@ -1,12 +1,33 @@
 """The processes of a Ray cluster on this machine, read from /proc: a replica's server group, a node's processes,
-the servers listening on given ports (tests/test_ray.py, tests/test_ray_replicas.py, bench/ray_faults.py)."""
+the servers listening on given ports (tests/test_ray.py, tests/test_ray_replicas.py, bench/ray_faults.py); this
+process's Ray set to one cluster's token.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+
+@contextlib.contextmanager
+def token_auth(home: Path, token: str) -> Iterator[None]:
+    """This process's Ray in token mode with `token` (HOME in `home`: no real token is read or written), the
+    environment as it was afterwards. Ray caches the token it first read for the whole process, so the cache is
+    dropped both ways: without that, a second cluster in the same pytest run is sent the first one's token."""
+    from ray._private.authentication_test_utils import reset_auth_token_state
+
+    saved = dict(os.environ)
+    os.environ.update({"HOME": str(home), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
+    reset_auth_token_state()  # the config and the token are read from the environment again
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        reset_auth_token_state()
 
 
 def _stat(pid: str) -> list[str]:

@@ -41,7 +41,7 @@ from helpers_cli import (
     wait_for_lines,
 )
 from helpers_data import same_up_to_batching
-from helpers_ray import group_alive, node_processes, server_processes, servers_on
+from helpers_ray import group_alive, node_processes, server_processes, servers_on, token_auth
 
 from rmbench_client.config import load_config
 from rmbench_client.launcher import start_servers, stop_servers
@@ -143,23 +143,16 @@ def local_run(data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """A head (no CPU: nothing runs there) and one worker node of one CPU, all on 127.0.0.1, with token
     authentication (HOME in a temporary directory: no real token is read or written); `served` adds two more."""
-    from ray._raylet import Config
-
-    saved = dict(os.environ)
-    os.environ.update({"HOME": str(tmp_path_factory.mktemp("home")), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN})
-    Config.initialize("")  # Ray's config reads the environment again (as Ray's own tests do)
     head = {"num_cpus": 0, "gcs_server_port": GCS, "include_dashboard": True, "dashboard_port": DASHBOARD,
             "dashboard_host": "127.0.0.1", "_system_config": HEALTH_CHECK}  # fmt: skip
-    c = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
-    try:
-        c.add_node(num_cpus=1)  # two more come while `serve` waits for room (`served`)
-        c.wait_for_nodes()
-        yield c
-    finally:
-        c.shutdown()
-        os.environ.clear()
-        os.environ.update(saved)
-        Config.initialize("")
+    with token_auth(tmp_path_factory.mktemp("home"), TOKEN):
+        c = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
+        try:
+            c.add_node(num_cpus=1)  # two more come while `serve` waits for room (`served`)
+            c.wait_for_nodes()
+            yield c
+        finally:
+            c.shutdown()
 
 
 def samples(run_dir: Path) -> list[dict]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import port
-from helpers_ray import group_alive
+from helpers_ray import group_alive, token_auth
 
 from rmbench_client.launcher import ray_replica
 
@@ -39,26 +39,20 @@ WATCH = ray_replica.Watch(period=1.0, timeout=2.0, failures=3, start_timeout=60.
 def ray_on_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
     """`ray` connected to a token-auth cluster (HOME in a temporary directory: no real token is read or written)."""
     import ray
-    from ray._raylet import Config
 
-    saved = dict(os.environ)
-    os.environ.update({"HOME": str(tmp_path_factory.mktemp("home")), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": TOKEN})
-    Config.initialize("")  # Ray's config reads the environment again (as Ray's own tests do)
     head = {"num_cpus": 0, "gcs_server_port": port(80), "include_dashboard": False}
-    cluster = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
-    try:
-        for _ in range(2):
-            cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
-        ray.init(address=cluster.address, namespace="rmbench-test", log_to_driver=False)
-        ray.cloudpickle.register_pickle_by_value(ray_replica)
-        yield ray, cluster
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
-        os.environ.clear()
-        os.environ.update(saved)
-        Config.initialize("")
+    with token_auth(tmp_path_factory.mktemp("home"), TOKEN):
+        cluster = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
+        try:
+            for _ in range(2):
+                cluster.add_node(num_cpus=1)
+            cluster.wait_for_nodes()
+            ray.init(address=cluster.address, namespace="rmbench-test", log_to_driver=False)
+            ray.cloudpickle.register_pickle_by_value(ray_replica)
+            yield ray, cluster
+        finally:
+            ray.shutdown()
+            cluster.shutdown()
 
 
 def server_of(group: int) -> int:
