@@ -49,8 +49,11 @@ lint: install
 	@# the example plug-in by its own settings (mypy --strict), as a package of its own is checked
 	$(BIN)/mypy --config-file examples/benchmark-plugin/pyproject.toml examples/benchmark-plugin
 
+# Two worker processes (pytest-xdist): each module runs whole in one (tests/conftest.py; its servers are module fixtures),
+# each worker has its own test ports; half the suite waits on servers, so two keep the 2 cores of CI busy.
+TEST_WORKERS ?= 2
 test: install chromium
-	$(BIN)/pytest -q --durations=30 -m "not heavy"
+	$(BIN)/pytest -q --durations=30 -m "not heavy" -n $(TEST_WORKERS)
 
 # The cases marked heavy (each restarts a vLLM CPU server mid-run: Ray's dead server, frozen and lost nodes, watch
 # serving each checkpoint): minutes each, outside CI's time budget; run before a change to Ray or watch lands.

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +29,10 @@ SERVER_PYTHON = REPO / ".venv-server" / "bin" / "python"
 TINY_MODELS = REPO / "models" / "tiny"
 CPU_DEMO_CONFIG = REPO / "configs" / "cpu-demo.yaml"
 # Not the demo's 8701-8703, so the tests never collide with a `make serve` left running; RMBENCH_TEST_PORT_BASE
-# moves every test port (base + offset), so that two checkouts can run their tests at once.
-PORT_BASE = int(os.environ.get("RMBENCH_TEST_PORT_BASE", "18700"))
+# moves every test port (base + offset), so that two checkouts can run their tests at once; each of pytest-xdist's
+# workers (`make test` runs two) has its own thousand ports above the base.
+WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+PORT_BASE = int(os.environ.get("RMBENCH_TEST_PORT_BASE", "18700")) + 1000 * WORKER
 
 
 def port(offset: int) -> int:
@@ -48,11 +53,38 @@ def with_ports(cfg: RunConfig, ports: dict[str, int]) -> RunConfig:
     return cfg.replace(roles=roles)
 
 
+@contextlib.contextmanager
+def building() -> Iterator[None]:
+    """Held while the server environment or a model under models/ is made: the workers of one test run (and two
+    runs in one checkout) take turns, so none reads a half-built model or installs into a half-made environment."""
+    with open(Path(tempfile.gettempdir()) / f"rmbench-tests-build-{REPO.stat().st_ino}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def ensure_server_side() -> None:
     """Create .venv-server and build the tiny models; both are quick no-ops once done."""
-    subprocess.run(["bash", str(REPO / "servers" / "setup-cpu-venv.sh")], check=True)
     build = [str(SERVER_PYTHON), str(REPO / "servers" / "build_models.py"), "--size", "tiny", "--out", str(TINY_MODELS)]
-    subprocess.run(build, check=True)
+    with building():
+        subprocess.run(["bash", str(REPO / "servers" / "setup-cpu-venv.sh")], check=True)
+        subprocess.run(build, check=True)
+
+
+# The modules that start a Ray cluster: one worker runs them, one after the other, so one cluster runs at a time.
+RAY_CLUSTER_MODULES = {"tests/test_ray.py", "tests/test_ray_replicas.py"}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With pytest-xdist (`make test`: `-n 2`), each module runs whole in one worker, in order (its servers are
+    module fixtures), and the Ray modules in the same worker."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class ByModule(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "ray clusters" if module in RAY_CLUSTER_MODULES else module
+
+    return ByModule(config, log)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+# Ray 2.52's cluster_utils leaves its nodes' /dev/null handles to the garbage collector (2.60 closes them)
+CLUSTER_UTILS_LEAKS = [
+    pytest.mark.filterwarnings("ignore:unclosed file <_io.TextIOWrapper name='/dev/null':ResourceWarning"),
+    pytest.mark.filterwarnings("ignore:Exception ignored in. <_io.FileIO name='/dev/null'"),
+]
+
 
 @contextlib.contextmanager
 def token_auth(home: Path, token: str) -> Iterator[None]:

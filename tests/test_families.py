@@ -16,7 +16,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import REPO, SERVER_PYTHON, ensure_server_side, port, transformers_reference, transformers_render
+from conftest import (
+    REPO,
+    SERVER_PYTHON,
+    building,
+    ensure_server_side,
+    port,
+    transformers_reference,
+    transformers_render,
+)
 from helpers_data import require_rmbench
 
 from rmbench_client.chat_templates import load_template
@@ -45,7 +53,8 @@ CONVERSATIONS = [
 def family_models() -> Path:
     ensure_server_side()
     build = [str(SERVER_PYTHON), str(REPO / "servers" / "build_families.py"), "--out", str(FAMILY_MODELS)]
-    subprocess.run(build, check=True)
+    with building():
+        subprocess.run(build, check=True)
     return FAMILY_MODELS
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from conftest import REPO, SERVER_PYTHON, TINY_MODELS, ReferenceScores, ensure_server_side, port
+from conftest import REPO, SERVER_PYTHON, TINY_MODELS, ReferenceScores, building, ensure_server_side, port
 from fake_vllm import FakeVllm, free_port
 from helpers_cli import cli, rescored, summary
 from processbench_fixture import split_records, write_processbench
@@ -60,7 +60,8 @@ LONG = solution(3, tuple(f"Step {k}: we add the numbers of the list and keep the
 
 def build_prm() -> Path:
     ensure_server_side()
-    subprocess.run([str(SERVER_PYTHON), str(REPO / "servers" / "build_prm.py"), "--out", str(PRM_DIR)], check=True)
+    with building():
+        subprocess.run([str(SERVER_PYTHON), str(REPO / "servers" / "build_prm.py"), "--out", str(PRM_DIR)], check=True)
     return PRM_DIR
 
 

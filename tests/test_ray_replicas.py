@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import port
-from helpers_ray import group_alive, token_auth
+from helpers_ray import CLUSTER_UTILS_LEAKS, group_alive, token_auth
 
 from rmbench_client.launcher import ray_replica
 
@@ -28,7 +28,7 @@ LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 os.environ.update(LOOPBACK_ENV)
 ray_cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-pytestmark = [pytest.mark.ray]
+pytestmark = [pytest.mark.ray, *CLUSTER_UTILS_LEAKS]
 
 TOKEN = "replica-test-token-0123456789"
 SERVER = [sys.executable, str(Path(__file__).with_name("fake_replica_server.py")), "--port", "0", "--host", "x"]
@@ -44,10 +44,12 @@ def ray_on_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[A
     with token_auth(tmp_path_factory.mktemp("home"), TOKEN):
         cluster = ray_cluster_utils.Cluster(initialize_head=True, head_node_args=head)
         try:
+            # connected before the worker nodes exist, so the driver is on the head's raylet (Ray 2.52 may take a
+            # worker node's, all being on 127.0.0.1, and removing that node would end the driver)
+            ray.init(address=cluster.address, namespace="rmbench-test", log_to_driver=False)
             for _ in range(2):
                 cluster.add_node(num_cpus=1)
             cluster.wait_for_nodes()
-            ray.init(address=cluster.address, namespace="rmbench-test", log_to_driver=False)
             ray.cloudpickle.register_pickle_by_value(ray_replica)
             yield ray, cluster
         finally:

@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,7 +50,11 @@ def connect(specs: Sequence[ServeSpec]) -> Any:
     logging.getLogger("ray.actor").setLevel(logging.ERROR)
     if not ray.is_initialized():
         try:
-            ray.init(address=address, namespace=C.RAY_NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
+            with warnings.catch_warnings():
+                # Ray 2.52's tip that replicas without GPUs will see them in future releases: ours hide them
+                # themselves (ray_replica), whatever the release does
+                warnings.filterwarnings("ignore", "Tip: In future versions of Ray", FutureWarning)
+                ray.init(address=address, namespace=C.RAY_NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
         except Exception as exc:  # ConnectionError, version mismatch, AuthenticationError: Ray raises several kinds
             if type(exc).__name__ == "AuthenticationError":
                 raise ConfigError(f"the Ray cluster at {address} requires a token: {HOW_TO_SET}") from None

@@ -106,14 +106,21 @@ def _with_value(command: list[str], flag: str, value: str) -> list[str]:
     return [*command, flag, value]
 
 
-# its own server on its own node: never through a proxy from the node's environment
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+def _get(url: str, timeout: float) -> Any:
+    """GET `url` on the replica's own server (plain HTTP, on its node): never through a proxy of the node's
+    environment; an HTTP error status raises. Built per call: with this module pickled by value for the nodes, a
+    module-level opener would carry an SSL context, which Ray 2.52's pickler refuses."""
+    opener = urllib.request.OpenerDirector()
+    for handler in (urllib.request.ProxyHandler({}), urllib.request.HTTPHandler(),
+                    urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):  # fmt: skip
+        opener.add_handler(handler)
+    return opener.open(url, timeout=timeout)
 
 
 def healthy(url: str, timeout: float) -> bool:
     """Whether the server answers `/health` with 200 (a dead engine's 503, a refusal or no answer: no)."""
     try:
-        with _DIRECT.open(f"{url}/health", timeout=timeout) as answer:
+        with _get(f"{url}/health", timeout) as answer:
             return bool(answer.status == 200)
     except (OSError, ValueError):
         return False
@@ -123,7 +130,7 @@ def requests_seen(url: str, timeout: float) -> float | None:
     """A number that grows with every request the server took (vLLM's `http_requests_total`, /health and /metrics
     excluded), plus those running now (`vllm:num_requests_running`); None when /metrics cannot be read."""
     try:
-        with _DIRECT.open(f"{url}/metrics", timeout=timeout) as answer:
+        with _get(f"{url}/metrics", timeout) as answer:
             text = answer.read().decode(errors="replace")
     except (OSError, ValueError):
         return None
