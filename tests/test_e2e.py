@@ -179,6 +179,7 @@ def test_response_boundary_merge_is_detected():
     assert math.isclose(reduce("norm", [-3.0, -4.0], None), -5.0)
 
 
+@pytest.mark.heavy  # all 798 prompts through the server (what `make demo` runs): minutes; `make test-heavy`
 def test_full_run_rescores_to_its_summary(cpu_servers, tmp_path):
     """The 4 real RM-Bench files through the reward server with the CLI; `score` gives the same summary."""
     cfg = config_for(cpu_servers, tmp_path, data=str(require_rmbench()))
