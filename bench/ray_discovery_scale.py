@@ -25,14 +25,11 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from rmbench_client.config import load_config
+from rmbench_client.config import RunConfig
 from rmbench_client.ray_discovery import RayEndpoints
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,9 +42,9 @@ OUT = ROOT / "bench" / "results-ray-discovery.json"
 def source_for(dashboard: str) -> RayEndpoints:
     serve = {"engine": "vllm-cpu", "path": "m", "cluster": "ray", "ray_dashboard": dashboard}
     role = {"served_model": "tiny-reward", "endpoints": "ray", "serve": serve}
-    path = Path(tempfile.mkdtemp(prefix="bench-discovery-")) / "c.yaml"
-    path.write_text(yaml.safe_dump({"model": "tiny-reward", "roles": {"reward": role}}))
-    return RayEndpoints("reward", load_config(path).roles["reward"])
+    return RayEndpoints(
+        "reward", RunConfig.from_data({"model": "tiny-reward", "roles": {"reward": role}}).roles["reward"]
+    )
 
 
 async def reads(source: RayEndpoints) -> tuple[list[float], list[float]]:

@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -174,6 +175,7 @@ def main() -> None:
     finally:
         subprocess.run([str(CLIENT), "stop", "--config", str(cfg)], capture_output=True, cwd=ROOT)
         cluster.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
     result["load_1min_at_end"] = os.getloadavg()[0]
     text = json.dumps(result, indent=1) + "\n"
     OUT.write_text(text)

@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -145,6 +146,7 @@ def main() -> None:
         result["ray_api_cold_process_s"] = {k: statistics.median(r[k] for r in rays) for k in rays[0]}
     finally:
         cluster.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
     result["machine"]["load_1min_at_end"] = os.getloadavg()[0]
     (ROOT / "bench" / "results-ray.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
