@@ -41,7 +41,7 @@ from helpers_cli import (
     wait_for_lines,
 )
 from helpers_data import same_up_to_batching
-from helpers_ray import CLUSTER_UTILS_LEAKS, group_alive, node_processes, server_processes, servers_on, token_auth
+from helpers_ray import RAY_2_52_WARNINGS, group_alive, node_processes, server_processes, servers_on, token_auth
 
 from rmbench_client.config import load_config
 from rmbench_client.launcher import start_servers, stop_servers
@@ -52,7 +52,7 @@ LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 os.environ.update(LOOPBACK_ENV)
 ray_cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-pytestmark = [pytest.mark.ray, pytest.mark.server, *CLUSTER_UTILS_LEAKS]
+pytestmark = [pytest.mark.ray, pytest.mark.server, *RAY_2_52_WARNINGS]
 
 GCS, DASHBOARD = port(60), port(65)
 DASHBOARD_URL = f"http://127.0.0.1:{DASHBOARD}"

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import port
-from helpers_ray import CLUSTER_UTILS_LEAKS, group_alive, token_auth
+from helpers_ray import RAY_2_52_WARNINGS, group_alive, token_auth
 
 from rmbench_client.launcher import ray_replica
 
@@ -28,7 +28,7 @@ LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 os.environ.update(LOOPBACK_ENV)
 ray_cluster_utils = pytest.importorskip("ray.cluster_utils")
 
-pytestmark = [pytest.mark.ray, *CLUSTER_UTILS_LEAKS]
+pytestmark = [pytest.mark.ray, *RAY_2_52_WARNINGS]
 
 TOKEN = "replica-test-token-0123456789"
 SERVER = [sys.executable, str(Path(__file__).with_name("fake_replica_server.py")), "--port", "0", "--host", "x"]
