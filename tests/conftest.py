@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import subprocess
@@ -74,15 +75,24 @@ def ensure_server_side() -> None:
 RAY_CLUSTER_MODULES = {"tests/test_ray.py", "tests/test_ray_replicas.py"}
 
 
+@functools.cache
+def uses_session_servers(module: str) -> bool:
+    """Whether a test module uses the session's vLLM servers (`cpu_servers`, below): its source names them."""
+    return "cpu_servers" in (REPO / module).read_text(encoding="utf-8")
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """With pytest-xdist (`make test`: `-n 2`), each module runs whole in one worker, in order (its servers are
-    module fixtures), and the Ray modules in the same worker."""
+    module fixtures); the Ray modules in the same worker; and every module using the session's servers in one
+    worker too, so that they (and `clean_summary`'s run) are started once, not once per worker."""
     from xdist.scheduler import LoadFileScheduling
 
     class ByModule(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
-            return "ray clusters" if module in RAY_CLUSTER_MODULES else module
+            if module in RAY_CLUSTER_MODULES:
+                return "ray clusters"
+            return "session servers" if uses_session_servers(module) else module
 
     return ByModule(config, log)
 

@@ -49,6 +49,7 @@ def test_the_compare_example_runs(tmp_path):
     assert [line.split(":")[0] for line in proc.stdout.splitlines()] == list(columns) and columns
 
 
+@pytest.mark.slow
 def test_the_training_process_example_runs(tmp_path):
     """The trackers section's example, on a baseline config: both checkpoints' numbers in the script's MLflow run
     beside its loss, and the async evaluation within its deadline."""
@@ -85,6 +86,7 @@ print(result.headline.valu)
 """
 
 
+@pytest.mark.slow
 def test_a_users_script_type_checks_against_the_installed_package(tmp_path):
     """Outside the checkout (where only the installed package can be found), mypy --strict reads the package's
     types: the one wrong attribute is reported, and nothing else (a package it could not find would be an

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from helpers_cli import cli
 from helpers_data import require_rmbench
 
@@ -17,6 +18,7 @@ def pngs(out: Path) -> list[str]:
     return sorted(p.name for p in out.glob("*.png"))
 
 
+@pytest.mark.slow
 def test_heatmaps_are_off_in_the_api_unless_asked_and_on_in_the_cli(tmp_path):
     data = require_rmbench()
     plain = rmb.evaluate(BASELINE, data=data, out=tmp_path / "api", limit=4)

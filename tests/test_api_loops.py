@@ -65,6 +65,7 @@ def test_evaluate_works_inside_a_running_loop(slow, data, tmp_path):
     assert result.status == "partial" and result.scored == 6 and result.sent == 12
 
 
+@pytest.mark.slow
 def test_a_cancelled_async_run_stops_writes_its_outputs_and_resumes(slow, data, tmp_path):
     out = tmp_path / "run"
 
@@ -87,6 +88,7 @@ def test_a_cancelled_async_run_stops_writes_its_outputs_and_resumes(slow, data, 
     assert result.status == "complete" and result.sent == 2 * PROMPTS - kept
 
 
+@pytest.mark.slow
 def test_wait_for_a_short_timeout_then_the_same_call(slow, data, tmp_path):
     """`asyncio.wait_for(evaluate_async(...), 0.3)`: the timeout cancels the run (in its start-up checks or its
     scoring, as the machine goes); either way the directory is left consistent and free, and the same call then
@@ -132,6 +134,7 @@ def start(fake: FakeVllm, data: Path, out: Path, mode: str) -> subprocess.Popen:
     return proc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "sig"),
     [("handler", signal.SIGTERM), ("default", signal.SIGINT), ("default", signal.SIGTERM), ("caller", signal.SIGTERM)],

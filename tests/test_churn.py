@@ -50,6 +50,7 @@ def never_scored(fake: FakeVllm) -> None:
     assert fake.units == fake.probed, (fake.units, fake.probed)
 
 
+@pytest.mark.slow
 def test_a_server_swapped_behind_its_url_is_never_scored(alone, data, tmp_path, caplog):
     """A load balancer sends new connections to another server and drops the open ones (a restart behind the
     address): the client reconnects silently, the new connection's identity check finds another checkpoint, the
@@ -88,6 +89,7 @@ def test_a_server_swapped_behind_its_url_is_never_scored(alone, data, tmp_path, 
     assert samples(tmp_path / "run") == alone
 
 
+@pytest.mark.slow
 def test_a_rolling_update_with_so_reuseport_never_scores_the_new_server(alone, data, tmp_path, caplog, capsys):
     """A second server binds the same port (SO_REUSEPORT) and the kernel spreads new connections over both; then
     the first one goes. Each connection is checked over itself, so however the connections fall, the new server's
@@ -123,6 +125,7 @@ def test_a_rolling_update_with_so_reuseport_never_scores_the_new_server(alone, d
     assert samples(tmp_path / "run") == alone
 
 
+@pytest.mark.slow
 def test_a_load_balancer_that_moves_open_connections_is_found_at_the_end(alone, data, tmp_path, caplog):
     """A proxy that sends each request to the backend of the moment moves requests without a new connection: the
     check at the end of scoring finds the other server, every answer that endpoint gave in this run is held apart
@@ -171,6 +174,7 @@ def chats(*fakes: FakeVllm) -> int:
     return sum(f.scored["/v1/chat/completions"] for f in fakes)
 
 
+@pytest.mark.slow
 def test_judge_endpoints_on_two_release_series_are_not_one_judge(data, tmp_path, capsys, caplog):
     """A judge's answers are stored per vLLM release series: two endpoints on 0.32 and 0.33 are refused together at
     start, and a 0.33 one joining late is left out, naming why; it answers nothing."""
@@ -212,6 +216,7 @@ def test_every_release_that_answered_is_recorded_and_a_rerun_on_one_reuses_it(da
         assert chats(a, b) == asked  # every verdict reused, whichever release gave it
 
 
+@pytest.mark.slow
 def test_a_judge_upgraded_in_place_to_another_series_is_taken_out(data, tmp_path, caplog):
     """A judge restarted on 0.33 behind the same address is another judge for the store: the new connection's
     check refuses it and nothing it says is stored under 0.32's epoch."""

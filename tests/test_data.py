@@ -87,6 +87,7 @@ def hub_env(tmp_path: Path, url: str) -> dict[str, str]:
     return env | {"HF_ENDPOINT": url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 
+@pytest.mark.slow
 def test_fetch_and_list_through_a_local_hub(tmp_path, hub_repos):
     with serve_hub(hub_repos) as fake:
         env = hub_env(tmp_path, fake.url)

@@ -41,6 +41,7 @@ def test_the_summary_records_file_and_prompt_hashes(tmp_path):
     assert summary["data"]["prompt_sha256"]["0"] == prompt_hash(ex) and len(summary["data"]["prompt_sha256"]) == 3
 
 
+@pytest.mark.slow
 def test_runs_on_different_files_numbered_alike_are_not_paired(tmp_path):
     """Two files whose records share ids 0..n-1 but not texts: the issue's -98.3 points 'paired' result is gone."""
     a = baseline_run(pairs_file(tmp_path / "a.jsonl", 20), tmp_path / "a")
@@ -51,6 +52,7 @@ def test_runs_on_different_files_numbered_alike_are_not_paired(tmp_path):
     assert "note: the runs scored different data" in " ".join(proc.stderr.split())
 
 
+@pytest.mark.slow
 def test_runs_on_partly_different_files_pair_only_the_same_prompts(tmp_path):
     a = baseline_run(pairs_file(tmp_path / "a.jsonl", 20), tmp_path / "a")
     mixed = tmp_path / "b.jsonl"
@@ -64,6 +66,7 @@ def test_runs_on_partly_different_files_pair_only_the_same_prompts(tmp_path):
     assert "5 prompt(s) with the same id differ in content" in " ".join(proc.stderr.split())
 
 
+@pytest.mark.slow
 def test_runs_on_the_same_file_are_paired(tmp_path):
     data = pairs_file(tmp_path / "a.jsonl", 20)
     a, b = baseline_run(data, tmp_path / "a"), baseline_run(data, tmp_path / "b", model="baseline:random")
@@ -91,6 +94,7 @@ def test_report_shows_only_the_texts_that_were_scored(tmp_path, change):
         assert proc.returncode == 0 and f"note: {data.resolve()} changed since" in text
 
 
+@pytest.mark.slow
 def test_report_of_runs_on_two_versions_of_one_file(tmp_path):
     """A run, then the file edited in place and a second run: the report names the run whose texts are gone (its
     directory) and how to give each run its version; with one --data per run the page is made, the prompts whose
@@ -120,6 +124,7 @@ def test_report_of_runs_on_two_versions_of_one_file(tmp_path):
     assert "question 2" not in json.dumps(built) and "question two" not in json.dumps(built)
 
 
+@pytest.mark.slow
 def test_report_of_runs_on_two_intact_versions_of_one_file_needs_no_data(tmp_path):
     """Two versions of one file kept side by side (both intact), a run on each: each run is shown with the file its
     own summary names, so the page is made without --data; the prompt whose text differs is left out of its lists
@@ -147,6 +152,7 @@ def test_report_of_runs_on_two_intact_versions_of_one_file_needs_no_data(tmp_pat
     assert "question 2" not in json.dumps(built) and "question two" not in json.dumps(built)
 
 
+@pytest.mark.slow
 def test_compare_of_runs_sharing_no_id_shows_each(tmp_path):
     """No prompt id in common: the table of both runs, and a note saying what each scored (no exit 2)."""
     a = baseline_run(pairs_file(tmp_path / "a.jsonl", 2), tmp_path / "a")

@@ -129,6 +129,7 @@ def reward_config(tmp_path: Path, urls: list[str], mode: str = "text", **extra: 
 # --- an endpoint down at start ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["server", "ids", "auto", "text"])
 def test_a_reward_endpoint_down_at_start_joins_when_it_answers(mode, data, tmp_path, caplog):
     with FakeVllm("reward", "fake-reward").start() as alone:
@@ -143,6 +144,7 @@ def test_a_reward_endpoint_down_at_start_joins_when_it_answers(mode, data, tmp_p
     assert samples(tmp_path / "run") == samples(tmp_path / "alone")
 
 
+@pytest.mark.slow
 def test_a_policy_endpoint_down_at_start_joins_when_it_answers(data, tmp_path, caplog):
     with FakeVllm("policy", "fake-policy").start() as p, FakeVllm("policy", "fake-reference").start() as r:
         assert run(config(tmp_path, "dpo", {"policy": [p.url], "reference": [r.url]}), data, tmp_path / "alone") == 0
@@ -160,6 +162,7 @@ def test_a_policy_endpoint_down_at_start_joins_when_it_answers(data, tmp_path, c
     assert samples(tmp_path / "run") == samples(tmp_path / "alone")
 
 
+@pytest.mark.slow
 def test_a_judge_endpoint_down_at_start_joins_after_its_identity_check(data, tmp_path, caplog):
     with FakeVllm("policy", "fake-judge").start() as alone:
         assert run(config(tmp_path, "judge", {"judge": [alone.url]}), data, tmp_path / "alone") == 0
@@ -174,6 +177,7 @@ def test_a_judge_endpoint_down_at_start_joins_after_its_identity_check(data, tmp
 # --- an endpoint that joins serving another model --------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kind, other",
     [
@@ -236,6 +240,7 @@ def listed(monkeypatch) -> Listed:
     return source
 
 
+@pytest.mark.slow
 def test_a_replaced_endpoint_loses_nothing_and_counts_nothing_twice(listed, data, tmp_path, caplog):
     caplog.set_level(logging.INFO, "rmbench_client.endpoint_pool")
     with FakeVllm("reward", "fake-reward").start() as alone:
@@ -287,6 +292,7 @@ def test_a_replica_registered_mid_run_gets_work_though_none_is_missing(listed, d
     }
 
 
+@pytest.mark.slow
 def test_a_replica_removed_mid_run_drains(listed, data, tmp_path, caplog):
     """A replica the registry stops listing (a scale-down) gets no new request once the pool has read the list; what
     it had in flight finishes; every prompt is scored once, as by one endpoint alone."""

@@ -74,6 +74,7 @@ def concurrency_one(disk: Path, url: str) -> Path:
     return config(disk, url, roles=roles)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stays_full", [False, True], ids=["space-back-when-the-store-closes", "stays-full"])
 def test_a_disk_full_while_scoring_names_sqlites_error_and_never_loses_a_result(tmp_path, stays_full):
     """Closing the store frees its write-ahead log: the new partial result then fits and replaces the earlier one,
@@ -123,6 +124,7 @@ def test_a_disk_full_while_scoring_names_sqlites_error_and_never_loses_a_result(
         assert stored(out) == 4 * PROMPTS and not (out / "progress.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_full_disk_at_start_changes_nothing(tmp_path):  # SQLite's own files aside
     with small_disk(tmp_path / "disk") as disk:
         with FakeVllm() as fake:
@@ -148,6 +150,7 @@ def test_an_out_that_cannot_be_created_is_one_error_line(tmp_path, out):
     one_error_line(proc, 2, f"run directory {out} cannot be created: ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("out", ["/dev/null/x", "/proc/x"])
 def test_a_suite_report_or_chart_out_that_cannot_be_created_is_one_error_line(tmp_path, out):
     data = tmp_path / "pairwise"

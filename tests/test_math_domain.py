@@ -62,6 +62,7 @@ def test_math_file_loads_as_the_math_domain(five_domains):
     assert data.missing == []  # every domain: the run is complete
 
 
+@pytest.mark.slow
 def test_math_through_run_scoring_and_reports(five_domains, tmp_path):
     out = tmp_path / "run"
     cfg = load_config(None, {"model": "baseline:longer", "data": str(five_domains), "out": str(out)})

@@ -1,4 +1,4 @@
-"""No needless rescoring, against real vLLM CPU servers: the same weights restarted with another max_model_len keep
+"""No needless rescoring, against real vLLM CPU servers: the same weights served again with another max_model_len keep
 their stored scores (a model's epoch is its fingerprint), and another DPO mode reuses the policy's stored
 log-probs (DPO values are stored per role)."""
 
@@ -35,11 +35,9 @@ def run_json(config: Path, out: Path, *extra: str) -> dict:
 
 
 def test_a_restart_with_another_max_model_len_sends_nothing(cpu_servers: CpuServers, tmp_path: Path) -> None:
-    base = with_ports(cpu_servers.config, {"reward": port(61)})
-    role = base.roles["reward"]
-    assert role.serve is not None
-
-    def config_with(max_model_len: int) -> tuple[RunConfig, Path]:
+    def config_with(max_model_len: int, reward_port: int) -> tuple[RunConfig, Path]:
+        base = with_ports(cpu_servers.config, {"reward": reward_port})
+        role = base.roles["reward"]
         serve = role.serve.replace(max_model_len=max_model_len)  # type: ignore[union-attr]
         cfg = base.replace(roles={"reward": role.replace(serve=serve)})
         run_cfg = RunConfig.from_data(cfg.to_data() | {"data": str(small_data(tmp_path, 4))})
@@ -48,14 +46,10 @@ def test_a_restart_with_another_max_model_len_sends_nothing(cpu_servers: CpuServ
         return cfg, path
 
     state, out = tmp_path / "state", tmp_path / "run"
-    cfg, config = config_with(4096)
-    start_servers(cfg, repo_root=REPO, state_dir=state)
-    try:
-        before = run_json(config, out)
-    finally:
-        stop_servers(state)
+    _, config = config_with(4096, port(1))  # the session's reward server: the demo's model, max_model_len 4096
+    before = run_json(config, out)
     n = stored(out)
-    cfg, config = config_with(2048)
+    cfg, config = config_with(2048, port(61))  # the same model restarted with another max_model_len
     start_servers(cfg, repo_root=REPO, state_dir=state)
     try:
         dry = cli("run", "--config", str(config), "--out", str(out), "--dry-run", "--json")

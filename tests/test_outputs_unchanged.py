@@ -138,6 +138,7 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_every_output_is_what_the_earlier_version_wrote(tmp_path: Path) -> None:
     if not (SHARED / "prmbench").is_dir() or not (SHARED / "rmb").is_dir():
         pytest.skip(f"the shared data is not in {SHARED}; set RMBENCH_DATA_DIR to its rm-bench directory")

@@ -115,6 +115,7 @@ def run(env: dict[str, str], out: Path, model: str = "baseline:longer") -> dict:
 # --- the example plug-in, installed ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_installed_example_is_listed_and_named_in_help(site: Path, tmp_path: Path) -> None:
     root = tmp_path / "data"
     (root / NAME).mkdir(parents=True)
@@ -130,6 +131,7 @@ def test_the_installed_example_is_listed_and_named_in_help(site: Path, tmp_path:
     assert NAME not in {e["benchmark"] for e in json.loads(alone.stdout)}  # not installed: not there
 
 
+@pytest.mark.slow
 def test_run_score_compare_and_report_as_a_built_in(site: Path, tmp_path: Path) -> None:
     env = with_path(site)
     longer, rand = run(env, tmp_path / "longer"), run(env, tmp_path / "random", "baseline:random")

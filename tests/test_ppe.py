@@ -319,6 +319,7 @@ def test_a_row_of_no_known_set_is_one_error(tmp_path):
     assert "none of the fields that name a PPE correctness set" in one_error_line(proc, 2)
 
 
+@pytest.mark.slow
 def test_compare_pairs_two_runs_on_both_benchmarks(preference_dir, correctness_dir, tmp_path):
     cases = (("ppe-preference", preference_dir, ("hard_prompt", "accuracy")),
              ("ppe-correctness", correctness_dir, (*ppec_c.SETS, "accuracy")))  # fmt: skip
@@ -335,6 +336,7 @@ def test_compare_pairs_two_runs_on_both_benchmarks(preference_dir, correctness_d
         assert all(f"{c} diff" in header and f"{c} p" in header for c in columns), header  # paired tests
 
 
+@pytest.mark.slow
 def test_the_report_page_shows_only_the_pairs_a_run_lost(correctness_dir, tmp_path):
     """PPE Correctness on the page: the rows with a lost (or tied) sampled pair, only those pairs and the answers
     they compare embedded (not a row's 32 answers), each shown against the answer that beat it."""

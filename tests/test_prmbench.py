@@ -168,6 +168,7 @@ def test_real_files_and_their_quirks():
     assert len(past) == 100 and sum(0 not in e.step_labels for e in past) == 16
 
 
+@pytest.mark.slow
 def test_baseline_over_every_real_record_rescored(tmp_path):
     out = tmp_path / "run"
     proc = cli("run", "--benchmark", "prmbench", "--data", str(prmbench_dir()), "--model", "baseline:random",

@@ -110,6 +110,7 @@ def test_hub_files_load(tmp_path, parquet):
     assert {e.id: e for e in data.examples}["gsm8k-3"].step_labels == (1,) * 5
 
 
+@pytest.mark.slow
 def test_baseline_run_rescored_and_compared(tmp_path):
     data = write_processbench(tmp_path / "pb")
     outs = []
@@ -221,6 +222,7 @@ def test_a_changed_step_is_refused_by_the_report(tmp_path):
     one_error_line(proc, 2, "differ from")
 
 
+@pytest.mark.slow
 def test_undefined_figures_are_null_with_their_reason_everywhere(tmp_path):
     """A split of one kind of solution (--limit 1: gsm8k-0 is correct): its error acc, F1 and the average F1 are
     null in run --json, summary.json and score --json, each with its reason; the terminal, the API and the report

@@ -48,6 +48,7 @@ def browser(runs) -> Iterator:
         yield b
 
 
+@pytest.mark.slow
 def test_heatmap_hover_and_click_list_exactly_the_prompts_behind_the_cell(runs, browser, tmp_path):
     run_dir = runs["baseline:longer"]
     page_file = tmp_path / "longer.html"
@@ -126,6 +127,7 @@ def test_heatmap_hover_and_click_list_exactly_the_prompts_behind_the_cell(runs, 
     assert requests == [] and errors == []
 
 
+@pytest.mark.slow
 def test_responses_side_by_side_with_word_differences(runs, browser, tmp_path):
     run_dir = runs["baseline:longer"]
     page_file = tmp_path / "diff.html"

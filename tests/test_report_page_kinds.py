@@ -24,6 +24,7 @@ def browser(rewardbench_run, pairwise_run) -> Iterator:
         yield b
 
 
+@pytest.mark.slow
 def test_dpo_log_probs_and_judge_answers_are_shown(browser, tmp_path):
     chat = load_dataset("rm-bench", require_rmbench() / "chat_filtered.json").examples[:3]
     dpo_lines, judge_lines = [], []

@@ -58,6 +58,7 @@ def all_solutions(page) -> list[str]:
     return page.eval_on_selector_all("#s-list .solution", "els => els.map(e => e.dataset.id)")
 
 
+@pytest.mark.slow
 def test_prmbench_page_marks_the_misjudged_steps(browser, tmp_path):
     out = baseline(prmbench_files(tmp_path), "prmbench", tmp_path / "run", 0, "--threshold", "0.3")
     report = tmp_path / "page.html"
@@ -83,6 +84,7 @@ def test_prmbench_page_marks_the_misjudged_steps(browser, tmp_path):
     assert "PRMScore" in page.inner_text("#summary-table")
 
 
+@pytest.mark.slow
 def test_processbench_page_and_two_runs(browser, tmp_path):
     data = write_processbench(tmp_path / "pb", count=9)
     runs = [baseline(data, "processbench", tmp_path / f"run{seed}", seed) for seed in (0, 1)]

@@ -77,6 +77,7 @@ def test_atomic_write_leaves_no_temporary_file(tmp_path):
     assert path.read_text() == "{}\n" and sorted(p.name for p in path.parent.iterdir()) == ["summary.json"]
 
 
+@pytest.mark.slow
 def test_a_run_that_cannot_reach_its_server_leaves_the_previous_run_byte_identical(tmp_path):
     """The preflight fails (nothing listens on the port): the earlier complete run's outputs, config and store stay
     exactly as they were, with --fresh too."""
@@ -93,6 +94,7 @@ def test_a_run_that_cannot_reach_its_server_leaves_the_previous_run_byte_identic
         assert after == before
 
 
+@pytest.mark.slow
 def test_one_models_benchmarks_get_their_own_default_directories(tmp_path):
     """Without --out a model's RM-Bench run and its pairwise run keep both results: runs/<model>/<benchmark>."""
     pairs = tmp_path / "pairs.jsonl"

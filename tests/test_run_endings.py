@@ -83,6 +83,7 @@ def test_a_signal_during_the_start_up_checks_ends_the_run_and_changes_nothing(tm
     assert snapshot(tmp_path / "run") == before  # summary, samples and the store (--fresh too), byte for byte
 
 
+@pytest.mark.slow
 def test_a_second_signal_while_scoring_still_writes_the_partial_result(tmp_path):
     """The first signal stops the scoring; a second one right after (Ctrl-C, then a kill) is not a way to lose
     the outputs: the run ends within 5 s with the partial result and the first signal's reason written."""
@@ -160,6 +161,7 @@ def test_an_error_during_scoring_writes_what_was_scored(tmp_path, monkeypatch, e
         assert fake.counts["/pooling"] - sent - (fake.probes - probes) == stored(out) - kept
 
 
+@pytest.mark.slow
 def test_a_trickled_answer_ends_at_the_request_deadline(tmp_path):
     """One byte every 0.2 s restarts the read timeout each time: only the whole request's deadline ends it."""
     # taken out after its timeouts, the endpoint must pass its identity check (a trickled fingerprint) to come
@@ -176,6 +178,7 @@ def test_a_trickled_answer_ends_at_the_request_deadline(tmp_path):
     assert "client.request_timeout" in proc.stderr, proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_html_under_http_200_fails_its_prompt_at_once_and_a_rerun_completes(tmp_path):
     with FakeVllm(fault="html", fault_probes=False) as fake:  # the identity checks' probes are answered
         path = config(tmp_path, fake.url)

@@ -305,6 +305,7 @@ def baseline_config(model: str, out: Path, seed: int = 0, limit: int | None = No
     return load_config(None, overrides)
 
 
+@pytest.mark.slow
 def test_longer_baseline_run_then_score(tmp_path, capsys):
     data = require_rmbench()
     out = tmp_path / "longer"
@@ -326,6 +327,7 @@ def test_longer_baseline_run_then_score(tmp_path, capsys):
     assert summary["overall"]["hard"] < 0.2
 
 
+@pytest.mark.slow
 def test_random_baseline_deterministic_and_near_chance(tmp_path):
     a = run(baseline_config("baseline:random", tmp_path / "a", seed=3, limit=150), progress=False).summary
     b = run(baseline_config("baseline:random", tmp_path / "b", seed=3, limit=150), progress=False).summary
@@ -338,6 +340,7 @@ def test_random_baseline_deterministic_and_near_chance(tmp_path):
         assert abs(full["overall"][level] - 0.5) < 0.1, (level, full["overall"][level])
 
 
+@pytest.mark.slow
 def test_rerun_resumes_from_store(tmp_path):
     cfg = baseline_config("baseline:longer", tmp_path / "resume")
     first = run(cfg, progress=False)

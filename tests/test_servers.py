@@ -153,19 +153,6 @@ def test_prompt_logprobs_match_transformers(cpu_servers: CpuServers, reference_s
     assert server_lps["policy"][0][1:] != server_lps["reference"][0][1:]
 
 
-@pytest.mark.server
-def test_stop_ends_exactly_the_started_processes(cpu_servers: CpuServers, tmp_path: Path) -> None:
-    cfg = _demo_config(cpu_servers, {"reward": port(11)})
-    (info,) = start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
-    pids = _server_pids(port(11))
-    assert info.pid in pids and not _port_free(port(11)) and Path(info.tmpdir).is_dir()
-    assert [s.pid for s in stop_servers(tmp_path)] == [info.pid]
-    assert _server_pids(port(11)) == [] and _port_free(port(11))
-    assert not any(Path(f"/proc/{pid}").exists() and _state(pid) != "Z" for pid in pids)
-    assert not Path(info.tmpdir).exists() and not (tmp_path / "state.json").exists()
-    assert all(_server_pids(s.port) for s in cpu_servers.servers)  # the session's servers are untouched
-
-
 def test_stop_never_kills_a_reused_pid(tmp_path: Path) -> None:
     sleeper = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
@@ -189,6 +176,7 @@ def _sleeper_server(role: str, url: str, tmp_path: Path) -> tuple[subprocess.Pop
     return proc, ServerInfo(role, url, "m", int(url.rsplit(":", 1)[1]), proc.pid, ticks, "", ("sleep",), str(tmpdir))
 
 
+@pytest.mark.slow
 def test_stop_with_a_config_stops_only_that_configs_servers(tmp_path: Path) -> None:
     """Two configs served from one directory (one `.servers/`): `stop --config C` ends C's servers and leaves the
     other's running and recorded; `stop` alone ends every one."""
@@ -324,13 +312,17 @@ def test_commands_for_policy_data_parallel_cpu_and_tgi(monkeypatch: pytest.Monke
 
 
 @pytest.mark.server
-def test_cpus_pins_every_thread_of_the_server(cpu_servers: CpuServers, tmp_path: Path) -> None:
+def test_a_pinned_server_then_stop_ends_exactly_the_started_processes(cpu_servers: CpuServers, tmp_path: Path) -> None:
+    """`serve.cpus` pins every thread of the server; `stop` then ends exactly the processes it started (one
+    server start for both: each costs half a minute of CPU)."""
     core = max(os.sched_getaffinity(0))
     cfg = _demo_config(cpu_servers, {"reward": port(41)}, cpus=[str(core)])
     (info,) = start_servers(cfg, repo_root=REPO, state_dir=tmp_path)
     try:
+        pids = _server_pids(port(41))
+        assert info.pid in pids and not _port_free(port(41)) and Path(info.tmpdir).is_dir()
         threads = [
-            int(tid) for pid in _server_pids(port(41)) for tid in os.listdir(f"/proc/{pid}/task")
+            int(tid) for pid in pids for tid in os.listdir(f"/proc/{pid}/task")
         ]  # every thread vLLM started (torch, OMP, tokenizers) inherits the core set at exec
         assert threads and {frozenset(os.sched_getaffinity(t)) for t in threads} == {frozenset({core})}
         # the allocator settings reach the server (and through os.environ the engine core it spawns, whose
@@ -341,7 +333,12 @@ def test_cpus_pins_every_thread_of_the_server(cpu_servers: CpuServers, tmp_path:
             body = {"model": "tiny-reward", "input": "Hello", "use_activation": False}
             assert client.post(f"{info.url}/pooling", json=body).status_code == 200
     finally:
-        stop_servers(tmp_path)
+        stopped = stop_servers(tmp_path)
+    assert [s.pid for s in stopped] == [info.pid]
+    assert _server_pids(port(41)) == [] and _port_free(port(41))
+    assert not any(Path(f"/proc/{pid}").exists() and _state(pid) != "Z" for pid in pids)
+    assert not Path(info.tmpdir).exists() and not (tmp_path / "state.json").exists()
+    assert all(_server_pids(s.port) for s in cpu_servers.servers)  # the session's servers are untouched
 
 
 @pytest.mark.parametrize(

@@ -141,6 +141,7 @@ def baseline_summaries(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_longer_baseline_prefers_elaborate_styles_and_follows_length(baseline_summaries):
     examples = load_dataset("rm-bench", require_rmbench()).examples
     bias = baseline_summaries["baseline:longer"]["style_bias"]

@@ -55,6 +55,7 @@ def suite(*args: str) -> dict:
     return dict(json.loads(proc.stdout))
 
 
+@pytest.mark.slow
 def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_path: Path) -> None:
     root = data_root(tmp_path, rb=False)
     longer, rand = tmp_path / "runs" / "longer", tmp_path / "runs" / "random"
@@ -115,6 +116,7 @@ def test_a_baseline_suite_runs_what_is_present_marks_the_rest_and_compares(tmp_p
     one_error_line(cli("suite", "--model", "baseline:longer", "--benchmarks", "rm-bench,nope"), 2, "nope")
 
 
+@pytest.mark.slow
 def test_malformed_data_marks_its_benchmark_and_the_others_still_run(tmp_path: Path) -> None:
     root = data_root(tmp_path)
     (root / "pairwise" / "pairs.jsonl").write_text('{"prompt": "no responses"}\n')

@@ -149,6 +149,7 @@ CONVERSATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [QWEN_LIKE, LLAMA_LIKE], ids=["qwen-like", "llama-like"])
 def test_rendering_equals_transformers(tmp_path, text):
     """Templates that need transformers' environment (default Undefined, loopcontrols, strftime_now, its tojson,
@@ -177,6 +178,7 @@ MISTRAL_LIKE = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("decoder", [False, True], ids=["older-save", "added-tokens-decoder"])
 def test_special_tokens_from_every_file_transformers_reads(tmp_path, decoder):
     """A tokenizer saved the older way keeps its special tokens in special_tokens_map.json only: the client renders

@@ -43,6 +43,7 @@ def runs(tmp_path_factory) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_compare_prints_every_name_and_number_whole(runs):
     proc = at_80("compare", *runs)
     assert proc.returncode == 0, proc.stderr

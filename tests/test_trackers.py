@@ -152,6 +152,7 @@ def test_a_raising_tracker_never_loses_the_result(tmp_path):
     assert suite.results["rm-bench"].tracker_errors == ("Raising: ConnectionError: tracking server unreachable",)
 
 
+@pytest.mark.slow
 def test_the_cli_flag_logs_as_the_api(tmp_path, monkeypatch):
     data = require_rmbench()
     uri = f"file:{tmp_path / 'mlruns'}"
@@ -163,6 +164,7 @@ def test_the_cli_flag_logs_as_the_api(tmp_path, monkeypatch):
     assert found["rm-bench/headline"] == {7: rmb.load_result(tmp_path / "run").headline.value}
 
 
+@pytest.mark.slow
 def test_wandb_logs_into_the_callers_offline_run_at_the_checkpoints_step(tmp_path, monkeypatch):
     """The training script's W&B run (offline) gets the numbers beside its own row, with the checkpoint's step as
     their x-axis; the tracker's close leaves it open and the script logs on; a tracker without a caller's run

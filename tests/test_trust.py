@@ -51,11 +51,8 @@ def test_every_endpoint_killed_mid_run_ends_within_patience_and_resumes(
     samples = (out / "samples.jsonl").read_text().splitlines()
     assert len(samples) == s["scored"]  # everything scored is in the outputs too
 
-    (again,) = start_servers(own, roles=["reward"], repo_root=REPO, state_dir=state)  # the same model, back
-    try:
-        proc = cli("run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--no-progress")
-    finally:
-        stop_servers(state)
+    back = write_config(tmp_path / "back.yaml", [cpu_servers.urls["reward"]])  # the same model, served again
+    proc = cli("run", "--config", str(back), "--data", str(fault_data), "--out", str(out), "--no-progress")
     assert proc.returncode == 0, proc.stderr[-2000:]
     resumed = summary(out)
     assert "aborted" not in resumed and resumed["partial"] == ["no data for domain(s) math, code"]

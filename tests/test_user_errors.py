@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
 import yaml
 from helpers_cli import cli
 
@@ -99,6 +100,7 @@ def _baseline_run(tmp_path: Path, name: str, data: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_a_run_ended_without_its_summary_is_said_by_status_compare_and_report(tmp_path):
     """What `kill -9` leaves (the store and the per-prompt lines so far, no summary.json): `status` says the run
     ended without its summary, and `compare`/`report` say the same rather than "not a run directory"."""

@@ -38,6 +38,7 @@ def events(out: Path) -> list[str]:
     return [json.loads(line)["checkpoint"] for line in path.read_text().splitlines()] if path.exists() else []
 
 
+@pytest.mark.slow
 def test_a_cut_checkpoint_waits_and_a_killed_watch_evaluates_only_what_is_missing(tmp_path):
     data = require_rmbench()
     root, out = tmp_path / "train", tmp_path / "eval"
@@ -142,6 +143,7 @@ def rows_by_name(rows: list[rmb.WatchRow]) -> dict[str, rmb.WatchRow]:
     return {r.checkpoint: r for r in rows}
 
 
+@pytest.mark.slow
 def test_a_checkpoint_whose_server_fails_mid_run_is_evaluated_again_to_the_end(tmp_path, monkeypatch):
     """Each checkpoint is served by `serve` through a stand-in server environment (fake_server_venv.py); the one
     listed in the faults file dies after 10 scoring requests, once. Its run is aborted: the checkpoint is not done,

@@ -91,6 +91,7 @@ def dry_run(config: Path, data: Path, out: Path) -> dict:
     return dict(json.loads(proc.stdout))
 
 
+@pytest.mark.slow
 def test_workers_equal_one_process(fault_data, tmp_path):
     with sim_endpoints([port(86), port(87), port(88)]) as urls:
         config = sim_config(tmp_path, urls)
@@ -160,6 +161,7 @@ def wait_stored(out: Path, units: int, proc: subprocess.Popen) -> set[int]:
     return workers_of(proc.pid)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sig", "group", "code"),
     [(signal.SIGINT, True, 130), (signal.SIGTERM, False, 143)],
@@ -218,6 +220,7 @@ def test_workers_on_a_real_server(cpu_servers, fault_data, tmp_path):
     assert sorted(os.listdir(tmp_path / "two")) == sorted(os.listdir(tmp_path / "one"))
 
 
+@pytest.mark.slow
 def test_workers_stop_when_the_run_is_killed(fault_data, tmp_path):
     out = tmp_path / "run"
     with sim_endpoints([port(90)]) as urls:
