@@ -23,11 +23,16 @@ def replacing(path: Path) -> Iterator[Path]:
             tmp.unlink()
 
 
-def write_atomic(path: Path, text: str | Iterable[str]) -> Path:
-    """`text` (or its pieces, written one after another: a large file is never held whole) into `path`, UTF-8."""
-    with replacing(path) as tmp, tmp.open("w", encoding="utf-8") as out:
-        if isinstance(text, str):
-            out.write(text)
-        else:
-            out.writelines(text)
+def write_atomic(path: Path, text: str | bytes | Iterable[str]) -> Path:
+    """`text` (or its pieces, written one after another: a large file is never held whole) into `path`, UTF-8;
+    bytes as they are (already UTF-8)."""
+    with replacing(path) as tmp:
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)
+            return path
+        with tmp.open("w", encoding="utf-8") as out:
+            if isinstance(text, str):
+                out.write(text)
+            else:
+                out.writelines(text)
     return path
