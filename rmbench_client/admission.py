@@ -1,5 +1,6 @@
 """Admission: the check every endpoint of a role passes before it gets work — at start, when it comes back after
-being taken out, when the role's source newly lists it, and (without the route) on every new connection to it.
+being taken out, when the role's source newly lists it, and on every new connection to it (without the route; for a
+fingerprinted kind, by its fingerprint alone).
 
 An endpoint is admitted when it serves the role's model as the score store tells models apart
 (`model_identity.interchangeable`): the served identity (the name, vLLM's root path and max_model_len; for a model
@@ -45,8 +46,9 @@ class AdmissionCheck(Protocol):
         ...
 
     async def recheck(self, ep: Endpoint) -> Identity:
-        """The same for an endpoint at work whose server may have changed (a new connection to it), without the
-        route (its fingerprint shows the route works)."""
+        """The same for an endpoint at work whose server may have changed (a new connection to it, the end of
+        scoring), without the route (its fingerprint shows the route works); a fingerprinted kind's by its
+        fingerprint alone (an empty identity: no release read)."""
         ...
 
 
@@ -181,8 +183,14 @@ class Admission:
         return identity
 
     async def recheck(self, ep: Endpoint) -> Identity:
-        identity = await self._served(ep)
-        await self._same_fingerprint(ep)
+        if self._fingerprint is not None:
+            # The fingerprint is the model's identity in the store (its epoch): a new connection of a fingerprinted
+            # role asks it alone, one request instead of three (/v1/models and /version too: at 64 endpoints the
+            # checks were most of a run's requests). What the server reports of itself was read when the endpoint
+            # was admitted; a server that is the same weights under another name refuses the role's requests.
+            await self._same_fingerprint(ep)
+            return {}  # nothing new of the endpoint's release: its answers keep the one it was admitted with
+        identity = await self._served(ep)  # a judge: its name, path, length and vLLM release series
         return identity
 
     async def _served(self, ep: Endpoint) -> Identity:
@@ -192,9 +200,9 @@ class Admission:
         # a release the role's start could not read (its /version refused then: a 429) tells nothing apart later
         seen = identity if self.identity.get("version") is not None else {**identity, "version": None}
         if not interchangeable(seen, self.identity, self.by_fingerprint):
-            release, note = not self.by_fingerprint, self._series_note(self.identity, identity)
-            raise ConfigError(f"endpoint {ep} serves {describe(identity, release)}, not the role's "
-                              f"{describe(self.identity, release)}{note}")  # fmt: skip
+            shown, note = not self.by_fingerprint, self._series_note(self.identity, identity)
+            raise ConfigError(f"endpoint {ep} serves {describe(identity, shown)}, not the role's "
+                              f"{describe(self.identity, shown)}{note}")  # fmt: skip
         return identity
 
     async def _same_fingerprint(self, ep: Endpoint) -> None:
