@@ -9,12 +9,12 @@ where a benchmark scores only some comparisons which, and a process benchmark's 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from . import constants as C
+from . import json_text
 from .examples import Example
 
 
@@ -32,8 +32,8 @@ def prompt_hash(ex: Example) -> str:
         material.append([list(p) for p in ex.pairs])
     if ex.steps:  # a process benchmark's solution: its steps and their labels
         material.append([list(ex.steps), list(ex.step_labels)])
-    blob = json.dumps(material, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[: C.PROMPT_HASH_CHARS]
+    # the compact standard-library text, as ever (orjson writes it: a third of the CPU), so hashes stay comparable
+    return hashlib.sha256(json_text.compact(material)).hexdigest()[: C.PROMPT_HASH_CHARS]
 
 
 def prompt_hashes(examples: Iterable[Example]) -> dict[str, str]:

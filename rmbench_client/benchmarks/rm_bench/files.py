@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ... import json_text
 from ...errors import DataError
 from ...examples import Example, PromptScores
-from ..shared.lines import credit_value, floats, json_indent4, write_text
+from ..shared.lines import credit_value, floats, write_text
 from .constants import RESULTS_FILE, STYLES
 from .data import DOMAIN_NAMES
 
@@ -97,4 +98,4 @@ def write_results(out_dir: Path, examples_by_id: Mapping[str, Example], scores: 
         else:
             record |= {"score_chosen": list(s.chosen), "score_rejected": list(s.rejected)}
         records.append(record)
-    return write_text(Path(out_dir) / RESULTS_FILE, json_indent4(records))
+    return write_text(Path(out_dir) / RESULTS_FILE, json_text.indent4(records))

@@ -1,6 +1,7 @@
-"""The benchmarks' indented JSON (RM-Bench's results file) written through orjson is `json.dumps(indent=4,
-ensure_ascii=False)` byte for byte: floats of every magnitude, non-finite ones, escapes, non-ASCII, empty and
-nested containers, real RM-Bench records; and what orjson refuses still comes out as the standard library's."""
+"""JSON written through orjson (RM-Bench's indented results file, the prompts' hashed text) is the standard
+library's `json.dumps(ensure_ascii=False)` byte for byte, indented by 4 and compact: floats of every magnitude,
+non-finite ones, escapes, non-ASCII, empty and nested containers, real RM-Bench records; and what orjson refuses
+still comes out as the standard library's."""
 
 from __future__ import annotations
 
@@ -11,18 +12,18 @@ import numpy as np
 import pytest
 from helpers_data import require_rmbench
 
-from rmbench_client.benchmarks.shared import lines
-from rmbench_client.benchmarks.shared.lines import json_indent4
+from rmbench_client import json_text
 
 
 def same_as_json(data: object) -> None:
-    assert json_indent4(data) == json.dumps(data, indent=4, ensure_ascii=False).encode("utf-8")
+    assert json_text.indent4(data) == json.dumps(data, indent=4, ensure_ascii=False).encode("utf-8")
+    assert json_text.compact(data) == json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 @pytest.fixture
 def orjson_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """The standard library unreachable from the writer: these cases must go through orjson."""
-    monkeypatch.setattr(lines, "json", None)
+    monkeypatch.setattr(json_text, "json", None)
 
 
 def test_floats_of_every_magnitude_as_python_writes_them(orjson_only: None) -> None:
