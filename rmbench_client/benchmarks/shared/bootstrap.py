@@ -60,10 +60,12 @@ def stratified_chunks(
         yield np.concatenate(parts, axis=1) if parts else np.zeros((m, 0), dtype=np.int64)
 
 
-def resample_counts(rows: np.ndarray, n: int) -> np.ndarray:
+def resample_counts(rows: np.ndarray, n: int, dtype: type = np.int64) -> np.ndarray:
     """(replicates, n): how often each of n items is drawn in each row of bootstrap indices `rows`."""
-    offsets = (np.arange(len(rows)) * n)[:, None]
-    return np.bincount((rows + offsets).ravel(), minlength=len(rows) * n).reshape(len(rows), n)
+    out = np.empty((len(rows), n), dtype=dtype)
+    for i, row in enumerate(rows):  # a row at a time: its bins stay in the CPU's cache (one bincount over every
+        out[i] = np.bincount(row, minlength=n)  # row's bins at once scattered over megabytes: several times slower)
+    return out
 
 
 def by_group(records: Sequence[PromptScores]) -> dict[str, list[PromptScores]]:

@@ -163,7 +163,7 @@ def _replicate_rhos(scores: np.ndarray, lengths: np.ndarray, chunks: Iterable[np
     xs, ys = _TieGroups(scores.ravel(), owner), _TieGroups(lengths.ravel(), owner)
     step = max(1, C.RANK_PASS_ELEMENTS // max(1, scores.size))
     for rows in chunks:
-        counts = bootstrap.resample_counts(rows, prompts).astype(np.int32)
+        counts = bootstrap.resample_counts(rows, prompts, np.int32)
         for start in range(0, len(counts), step):
             yield _rank_correlation(xs, ys, counts[start : start + step], width)
 
