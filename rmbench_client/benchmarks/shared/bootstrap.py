@@ -62,7 +62,7 @@ def stratified_chunks(
 
 def resample_counts(rows: np.ndarray, n: int, dtype: type = np.int64) -> np.ndarray:
     """(replicates, n): how often each of n items is drawn in each row of bootstrap indices `rows`."""
-    out = np.empty((len(rows), n), dtype=dtype)
+    out: np.ndarray = np.empty((len(rows), n), dtype=dtype)
     for i, row in enumerate(rows):  # a row at a time: its bins stay in the CPU's cache (one bincount over every
         out[i] = np.bincount(row, minlength=n)  # row's bins at once scattered over megabytes: several times slower)
     return out
