@@ -79,7 +79,7 @@ def test_injected_faults_lose_nothing(cpu_servers, fault_data, clean_summary, tm
     failed prompts: the promise tested is that nothing is lost and nothing is sent twice, not the machine's speed.
     (A 1.5 s timeout made nearly every shared request time out on a loaded machine: minutes of retries.)"""
     out = tmp_path / "run"
-    faults = Faults(error_503=0.10, reset=0.05, hang=0.02, hang_seconds=10.0)
+    faults = Faults(error_503=0.10, reset=0.05, hang=0.05, hang_seconds=10.0)  # seed 1: a hang by the 9th request
     with FaultProxy(cpu_servers.urls["reward"], faults=faults, seed=1) as proxy:
         config = write_config(tmp_path / "c.yaml", [proxy.url], client={"read_timeout": 8})
         first = cli("run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--no-progress")
