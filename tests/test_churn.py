@@ -1,6 +1,7 @@
 """Servers that change under a run: a server swapped behind its URL (a load balancer that moves new connections, a
 rolling update with SO_REUSEPORT, a restart), a load balancer that moves requests on open connections, a judge on
 another vLLM release. A wrong server is never scored, a rejection is not an outage, and the run says what changed.
+A fingerprinted role's new connections are checked by the fingerprint alone; a judge's read its release each.
 
 Runs go through the CLI's `main` in this process, against loopback fakes of vLLM (fake_vllm.py) that answer as
 vLLM 0.32 does; the "wrong" server serves the same name, path and max_model_len with its rewards negated (another
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from fake_vllm import FakeVllm
 from helpers_cli import stored
 from proxy import FaultProxy
@@ -232,3 +234,24 @@ def test_a_judge_upgraded_in_place_to_another_series_is_taken_out(data, tmp_path
     s = summary(tmp_path / "run")
     assert s["complete"] is False and "release series" in s["changed"][0] and "'0.33.0'" in s["changed"][0]
     assert {x["release"] for x in s["answered_by"]} == {"0.32.0"}
+
+
+def with_concurrency(path: Path, role: str, concurrency: int) -> Path:
+    cfg = yaml.safe_load(path.read_text())
+    cfg["roles"][role]["concurrency"] = concurrency
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_a_fingerprinted_roles_connections_are_checked_by_the_fingerprint_alone(data, tmp_path):
+    """A reward model's new connections (four here) are each checked by one fingerprint request: its name, path and
+    release are read once, when it is admitted; a judge's connections each read its name, path and release."""
+    with FakeVllm("reward", "fake-reward").start() as reward:
+        assert run(with_concurrency(reward_config(tmp_path, [reward.url]), "reward", 4), data, tmp_path / "r") == 0
+    assert reward.paths.count("/v1/models") == reward.paths.count("/version") == 1  # at admission only
+    # one prompt per request: every /pooling request past them is a fingerprint (admission, four connections, the end)
+    assert reward.scored["/pooling"] - PROMPTS == 1 + 4 + 1
+    with FakeVllm("policy", "fake-judge").start() as judge:
+        cfg = with_concurrency(config(tmp_path, "judge", {"judge": [judge.url]}, judge={"max_tokens": 4}), "judge", 4)
+        assert run(cfg, data, tmp_path / "j") == 0
+    assert judge.paths.count("/v1/models") == judge.paths.count("/version") == 1 + 4 + 1
