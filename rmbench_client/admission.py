@@ -190,8 +190,7 @@ class Admission:
             # was admitted; a server that is the same weights under another name refuses the role's requests.
             await self._same_fingerprint(ep)
             return {}  # nothing new of the endpoint's release: its answers keep the one it was admitted with
-        identity = await self._served(ep)  # a judge: its name, path, length and vLLM release series
-        return identity
+        return await self._served(ep)  # without a fingerprint (a judge): its name, path, length and release series
 
     async def _served(self, ep: Endpoint) -> Identity:
         """`ep`'s served identity; ConfigError when it is not the role's model (as the store tells models apart)."""

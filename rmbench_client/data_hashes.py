@@ -32,7 +32,7 @@ def prompt_hash(ex: Example) -> str:
         material.append([list(p) for p in ex.pairs])
     if ex.steps:  # a process benchmark's solution: its steps and their labels
         material.append([list(ex.steps), list(ex.step_labels)])
-    # the compact standard-library text, as ever (orjson writes it: a third of the CPU), so hashes stay comparable
+    # the compact standard-library text, as ever (orjson writes it: a quarter of the CPU), so hashes stay comparable
     return hashlib.sha256(json_text.compact(material)).hexdigest()[: C.PROMPT_HASH_CHARS]
 
 
