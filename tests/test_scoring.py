@@ -158,6 +158,24 @@ def test_bootstrap_narrower_with_more_data():
         assert large[level][1] - large[level][0] < (small[level][1] - small[level][0]) / 2, level
 
 
+@pytest.mark.parametrize("shape", [(4788, 3), (1000, 9), (2, 3), (3000,), (7,)])
+def test_replicate_means_equal_the_mean_of_each_gathered_resample_bit_for_bit(shape):
+    """The replicates are the means of the resampled values themselves (the same draws, the same sums): values that
+    are not exact in binary (thirds, random floats) included, over several chunks of replicates."""
+    from rmbench_client.benchmarks.shared import bootstrap
+
+    values = np.random.default_rng(1).random(shape)
+    values[::3] = np.round(values[::3] * 3) / 3  # a prompt's level accuracy: a third of its three comparisons
+    n, chunk = shape[0], 2_000_000 // shape[0]
+    draws = np.random.default_rng(7)
+    expected = np.concatenate(
+        [values[draws.integers(0, n, size=(min(chunk, 1000 - s), n))].mean(axis=1) for s in range(0, 1000, chunk)]
+    )
+    got = bootstrap.replicate_means(values, np.random.default_rng(7), 1000)
+    assert got.shape == expected.shape
+    assert np.array_equal(got, expected)
+
+
 # --- RewardBench --------------------------------------------------------------------------------------------------
 
 # Official weights, written out here from the notes (reward-bench EXAMPLE_COUNTS, math-prm weighted to 984).
