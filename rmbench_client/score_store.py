@@ -300,7 +300,10 @@ class OpenRun:
 
 def _value_text(value: Any) -> str:
     """A value as stored: its JSON text (a NaN or an infinity is never stored: ValueError). A finite float's is its
-    repr, as json.dumps writes it (a reward model's every value: a quarter of json.dumps's CPU, timeit)."""
+    repr, as json.dumps writes it; a list of them (a reward head's outputs, every value of a reward model) is
+    joined as json.dumps joins it (a quarter of json.dumps's CPU, timeit)."""
     if type(value) is float and math.isfinite(value):
         return repr(value)
+    if type(value) is list and all(type(v) is float and math.isfinite(v) for v in value):
+        return "[" + ", ".join(map(float.__repr__, value)) + "]"
     return json.dumps(value, allow_nan=False)

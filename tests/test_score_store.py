@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -41,6 +42,28 @@ def test_store_many_keys_and_no_nan(tmp_path):
         assert store.get_many(["k"]) == {}
     finally:
         store.close()
+
+
+def test_a_value_is_stored_as_the_text_json_dumps_writes(tmp_path):
+    """What a reward head, a DPO role or a judge sends back is stored as json.dumps writes it, byte for byte (a
+    float and a list of floats by a shorter path); a list holding a NaN or an infinity is refused like a bare one."""
+    values = [
+        0.1, -0.0, 1e-05, 1.5e300, -2.5, [0.1, -0.0, 1e-05, 123456789.0], [], [1, 2.5], [[0.5], [1.0, 2.0]],
+        {"verdict": "A", "p": [0.25]}, "text", True, None, 3,
+    ]  # fmt: skip
+    path = tmp_path / "s.sqlite"
+    store = ScoreStore(path)
+    try:
+        store.put_many({f"k{i}": v for i, v in enumerate(values)})
+        for bad in ([0.5, float("nan")], [float("inf")], [[float("-inf")]]):
+            with pytest.raises(ValueError):
+                store.put_many({"bad": bad})
+        assert store.get_many(f"k{i}" for i in range(len(values))) == {f"k{i}": v for i, v in enumerate(values)}
+    finally:
+        store.close()
+    with sqlite3.connect(path) as db:
+        stored = dict(db.execute("SELECT key, value FROM scores"))
+    assert stored == {f"k{i}": json.dumps(v) for i, v in enumerate(values)}
 
 
 def test_keys_depend_on_identity_and_material():
