@@ -13,8 +13,6 @@ The answers of the oldest and newest Ray release the project supports are in tes
 
 from __future__ import annotations
 
-import functools
-import ssl
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlparse
@@ -73,18 +71,11 @@ _DECODERS: dict[type, msgspec.json.Decoder[Any]] = {
 }
 
 
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    # built once: loading the CA bundle is most of what a new client costs (~35 ms of CPU), and a pool makes one
-    # client per read
-    return ssl_context(True)
-
-
 def client_for(url: str) -> httpx.AsyncClient:
     """An HTTP client for the dashboard at `url` (TLS verified against certifi's bundle)."""
     # a proxy from the environment must not stand between the client and a cluster on this machine
     loopback = urlparse(url).hostname in ("127.0.0.1", "localhost", "::1")
-    return httpx.AsyncClient(timeout=C.RAY_DISCOVERY_TIMEOUT_S, trust_env=not loopback, verify=_tls())
+    return httpx.AsyncClient(timeout=C.RAY_DISCOVERY_TIMEOUT_S, trust_env=not loopback, verify=ssl_context(True))
 
 
 def filters(pairs: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
