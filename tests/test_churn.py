@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 from fake_vllm import FakeVllm
 from helpers_cli import stored
 from proxy import FaultProxy
@@ -236,22 +235,15 @@ def test_a_judge_upgraded_in_place_to_another_series_is_taken_out(data, tmp_path
     assert {x["release"] for x in s["answered_by"]} == {"0.32.0"}
 
 
-def with_concurrency(path: Path, role: str, concurrency: int) -> Path:
-    cfg = yaml.safe_load(path.read_text())
-    cfg["roles"][role]["concurrency"] = concurrency
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
 def test_a_fingerprinted_roles_connections_are_checked_by_the_fingerprint_alone(data, tmp_path):
     """A reward model's new connections (four here) are each checked by one fingerprint request: its name, path and
     release are read once, when it is admitted; a judge's connections each read its name, path and release."""
     with FakeVllm("reward", "fake-reward").start() as reward:
-        assert run(with_concurrency(reward_config(tmp_path, [reward.url]), "reward", 4), data, tmp_path / "r") == 0
+        assert run(reward_config(tmp_path, [reward.url], concurrency=4), data, tmp_path / "r") == 0
     assert reward.paths.count("/v1/models") == reward.paths.count("/version") == 1  # at admission only
     # one prompt per request: every /pooling request past them is a fingerprint (admission, four connections, the end)
     assert reward.scored["/pooling"] - PROMPTS == 1 + 4 + 1
     with FakeVllm("policy", "fake-judge").start() as judge:
-        cfg = with_concurrency(config(tmp_path, "judge", {"judge": [judge.url]}, judge={"max_tokens": 4}), "judge", 4)
+        cfg = config(tmp_path, "judge", {"judge": [judge.url]}, concurrency=4, judge={"max_tokens": 4})
         assert run(cfg, data, tmp_path / "j") == 0
     assert judge.paths.count("/v1/models") == judge.paths.count("/version") == 1 + 4 + 1

@@ -40,9 +40,13 @@ def data(tmp_path: Path) -> Path:
     return path
 
 
-def config(tmp_path: Path, kind: str, urls: dict[str, list[str]], **extra: Any) -> Path:
-    """A run's config of type `kind` on these endpoints per role (served names: fake-<role>)."""
-    roles = {role: {"served_model": f"fake-{role}", "endpoints": eps, "concurrency": 1} for role, eps in urls.items()}
+def config(tmp_path: Path, kind: str, urls: dict[str, list[str]], concurrency: int = 1, **extra: Any) -> Path:
+    """A run's config of type `kind` on these endpoints per role (served names: fake-<role>), `concurrency` requests
+    at once on each."""
+    roles = {
+        role: {"served_model": f"fake-{role}", "endpoints": eps, "concurrency": concurrency}
+        for role, eps in urls.items()
+    }
     client = {"endpoint_refresh": REFRESH} | extra.pop("client", {})
     cfg = {"benchmark": "pairwise", "model": f"fake-{kind}", "type": kind, "roles": roles, "client": client, **extra}
     path = tmp_path / f"{kind}-{len(list(tmp_path.iterdir()))}.yaml"
