@@ -109,9 +109,9 @@ class _Compiled:
         t = self.template  # `Template.new_context(..., shared=True)` with the globals as one dict
         ctx = new_context(t.environment, t.name, t.blocks, self.globals | variables, True, self.globals)
         try:
-            return self.template.environment.concat(self.template.root_render_func(ctx))
+            return t.environment.concat(t.root_render_func(ctx))
         except Exception:
-            self.template.environment.handle_exception()
+            t.environment.handle_exception()
 
 
 class _Generation(jinja2.ext.Extension):
