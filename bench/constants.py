@@ -19,6 +19,7 @@ SIM_SIGMA = 0.25
 SIM_PER_SEQUENCE_S = 0.004
 SIM_ENDPOINTS = (1, 4, 16, 64)  # endpoint counts measured
 SIM_WORKERS = 2  # at the largest count, also `client.workers` scoring processes (rmbench_client/workers.py)
+SIM_LARGE_REQUESTS = 128  # at the largest count, also with this `reward.texts_per_request` (the default is 32)
 SIM_PORT_BASE = 8760  # endpoint i listens on SIM_PORT_BASE + i (env BENCH_SIM_PORT_BASE moves them)
 SIM_COPIES = 6  # the RM-Bench prompts, this many times over (distinct prompts): 4,788 x 6 sequences
 SIM_QUICK_COPIES = 1

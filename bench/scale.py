@@ -179,7 +179,8 @@ class QueueShare:
 
 
 def sim_runs(add: Any) -> None:
-    """P8: one client on 1, 4, 16 and 64 simulated endpoints; at 64 also with B.SIM_WORKERS worker processes.
+    """P8: one client on 1, 4, 16 and 64 simulated endpoints; at 64 also with B.SIM_WORKERS worker processes, and
+    with B.SIM_LARGE_REQUESTS texts a request.
     Besides the rate, the client's CPU per sequence sent: the whole run in this process (loading the data, the
     start-up checks, scoring, the outputs; the workers' CPU added where there are workers) and scoring alone.
     CPU per sequence does not depend on how busy the machine is, as a rate does."""
@@ -196,6 +197,12 @@ def sim_runs(add: Any) -> None:
                 many = cfg.replace(client=cfg.client.replace(workers=B.SIM_WORKERS))
                 sample, phases = measure(lambda many=many: client_run(many))
                 sim_sample(add, f"p8_sim_{n}_endpoints_{B.SIM_WORKERS}_workers", sample, phases)
+            if n == max(B.SIM_ENDPOINTS):
+                large = cfg.replace(reward=cfg.reward.replace(texts_per_request=B.SIM_LARGE_REQUESTS))
+                with QueueShare() as q:
+                    sample, phases = measure(lambda large=large: client_run(large))
+                sim_sample(add, f"p8_sim_{n}_endpoints_{B.SIM_LARGE_REQUESTS}_texts", sample, phases,
+                           client_queue_share=round(q.share(), 4), requests=q.requests)  # fmt: skip
 
 
 def sim_sample(add: Any, key: str, sample: Sample, phases: dict[str, Any], **extra: Any) -> None:

@@ -185,6 +185,9 @@ class RewardOptions(Strict, frozen=True, kw_only=True):
     template: str = "server"  # "server" (chat template applied by the server), "ids", or a Jinja file path
     head_index: int = 0  # which output of a multi-output head
     head_weights: list[float] | None = None  # combine all outputs with these weights instead
+    # texts (or token ids) of consecutive prompts sent in one request, a prompt never split: more cost the client
+    # less per sequence, but a slow server answers each later (client.read_timeout; docs/performance.md)
+    texts_per_request: AtLeastOne = C.UNITS_PER_REQUEST
 
 
 class DpoOptions(Strict, frozen=True, kw_only=True):

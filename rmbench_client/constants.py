@@ -13,8 +13,10 @@ BOOTSTRAP_SAMPLES = 1000
 BOOTSTRAP_SEED = 0
 BOOTSTRAP_CHUNK_ELEMENTS = 2_000_000  # resampled indices drawn at once: bounds the summary's memory on large data
 # responses x replicates ranked in one pass of the length correlation's bootstrap: its arrays stay in the CPU's
-# cache (RM-Bench's 1,000 pooled replicates: 55 ms in passes this size, 90 ms in one, measured by hand)
-RANK_PASS_ELEMENTS = 1 << 18
+# cache, and small enough that a process's allocator reuses them (RM-Bench's length correlation as a fresh process's
+# first call: 1.2 s of CPU in passes this size, 3.2 s in passes four times larger, 530,000 page faults against
+# 34,000; measured by hand, docs/performance.md)
+RANK_PASS_ELEMENTS = 1 << 16
 CONFIDENCE = 0.95
 PERMUTATIONS = 5000  # paired permutation test of compare: the smallest p-value is 1/5001
 
@@ -32,8 +34,9 @@ MAX_CONCURRENCY_PER_ENDPOINT = 8
 # requests being prepared or sent at once, per request slot of all endpoints (each a prompt, or several sharing a
 # request): enough to keep every slot busy, few enough that a release wakes a handful of waiters
 PROMPTS_IN_FLIGHT_PER_SLOT = 2
-# a reward model's units per request: the texts of consecutive prompts go out together up to this many (a prompt is
-# never split), so a request's cost (HTTP, the store's commit, the bookkeeping) is spread over more sequences
+# a reward model's units per request by default (reward.texts_per_request): the texts of consecutive prompts go out
+# together up to this many (a prompt is never split), so a request's cost (HTTP, the store's commit, the
+# bookkeeping) is spread over more sequences; larger cost slow servers time (docs/performance.md)
 UNITS_PER_REQUEST = 32
 PROMPTS_PER_STORE_READ = 512  # prompts rendered, keyed and looked up in the store at a time
 EVENT_LOOP_ENV = "RMBENCH_EVENT_LOOP"  # "asyncio": asyncio's own loop even where uvloop is installed (event_loop.py)

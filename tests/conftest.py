@@ -207,12 +207,3 @@ def clean_summary(cpu_servers: CpuServers, fault_data: Path, tmp_path_factory: p
 # ================================================================================================================
 # End of the server fixtures.
 # ================================================================================================================
-
-
-@pytest.fixture
-def one_prompt_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every prompt its own request, as DPO's and a judge's are: runs that change an endpoint after so many requests,
-    which a reward model's shared requests (a few per run of 120 prompts) would never reach."""
-    from rmbench_client import constants
-
-    monkeypatch.setattr(constants, "UNITS_PER_REQUEST", 0)

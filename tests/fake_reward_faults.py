@@ -43,6 +43,7 @@ class FakeVllm:
     nan_for: str | None = None
     counts: Counter[str] = field(default_factory=Counter)
     probes: int = 0  # /pooling requests of a fingerprint (start-up checks, identity checks of new connections)
+    sizes: list[int] = field(default_factory=list)  # the texts of each /pooling request that is no probe
     port: int = 0
 
     def __post_init__(self) -> None:
@@ -93,6 +94,8 @@ class FakeVllm:
         body = await request.json() if request.can_read_body else {}
         probe = path == "/pooling" and any(mark in json.dumps(body) for mark in PROBE_MARKS)
         self.probes += probe
+        if path == "/pooling" and not probe:
+            self.sizes.append(len(body["input"]) if "input" in body else 1)
         if path in self.hang:
             self.requested.set()
             await self._stop.wait()  # until the test ends

@@ -28,8 +28,8 @@ from test_plugins import page_data
 from rmbench_client import constants as C
 from rmbench_client.cli import main
 
-# servers change after so many requests: one prompt per request
-pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("one_prompt_per_request")]
+# servers change after so many requests: one prompt per request (test_endpoint_join.template_options)
+pytestmark = pytest.mark.timeout(120)
 GRACE = {"client": {"rejected_grace": 2.0}}  # the wait for the right server once every endpoint is rejected
 
 

@@ -26,7 +26,7 @@ from rmbench_client.cli import main
 from rmbench_client.model_kinds import factory
 from rmbench_client.model_kinds.reward import FINGERPRINT_PROBES
 
-pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("one_prompt_per_request")]
+pytestmark = pytest.mark.timeout(120)
 PROMPTS = 120
 REFRESH = 0.2  # client.endpoint_refresh: the source is read again this often
 
@@ -107,16 +107,18 @@ def checked_before_work(fake: FakeVllm, routes: bool = True) -> None:
 
 
 def template_options(mode: str, tmp_path: Path) -> dict[str, Any]:
-    """`reward.template` (and, for `auto`, the model directory holding its tokenizer_config.json)."""
+    """`reward.template` (and, for `auto`, the model directory holding its tokenizer_config.json), every prompt its
+    own request as DPO's and a judge's are (`texts_per_request: 1`): runs here change an endpoint after so many
+    requests, which shared requests (a few per run of 120 prompts) would never reach."""
     if mode in ("server", "ids"):
-        return {"reward": {"template": mode}}
+        return {"reward": {"template": mode, "texts_per_request": 1}}
     model = tmp_path / "model"
     model.mkdir(exist_ok=True)
     (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": TEMPLATE}))
     if mode == "auto":
-        return {"reward": {"template": "auto"}, "serve": {"path": str(model)}}
+        return {"reward": {"template": "auto", "texts_per_request": 1}, "serve": {"path": str(model)}}
     (tmp_path / "template.jinja").write_text(TEMPLATE)
-    return {"reward": {"template": str(tmp_path / "template.jinja")}}
+    return {"reward": {"template": str(tmp_path / "template.jinja"), "texts_per_request": 1}}
 
 
 def reward_config(tmp_path: Path, urls: list[str], mode: str = "text", **extra: Any) -> Path:

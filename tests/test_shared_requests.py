@@ -1,6 +1,6 @@
-"""A reward model's texts of consecutive prompts share a request (constants.UNITS_PER_REQUEST units at most, a
-prompt never split), against a loopback stand-in for vLLM (fake_reward_faults.py): the outputs are those of one
-request per prompt, in fewer requests; a bad text inside a shared request fails its own prompt only."""
+"""A reward model's texts of consecutive prompts share a request (`reward.texts_per_request` at most, a prompt never
+split), against a loopback stand-in for vLLM (fake_reward_faults.py): the outputs are those of one request per
+prompt, in fewer requests; a bad text inside a shared request fails its own prompt only."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ PROMPTS = 10  # 20 texts: one shared request of every prompt
 TEMPLATE = "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}</s>{% endfor %}"
 
 
-def config(tmp_path: Path, url: str, out: str) -> Path:
+def config(tmp_path: Path, url: str, out: str, per_request: int | None = None) -> Path:
     data = tmp_path / "prefs.jsonl"
     records = [{"id": f"p{i}", "prompt": f"question {i}?", "chosen": f"good {i}", "rejected": f"bad {i}"} for i in
                range(PROMPTS)]  # fmt: skip
@@ -34,7 +34,7 @@ def config(tmp_path: Path, url: str, out: str) -> Path:
         "data": str(data),
         "out": str(tmp_path / out),
         "roles": {"reward": {"served_model": MODEL, "endpoints": [url]}},
-        "reward": {"template": str(template)},
+        "reward": {"template": str(template)} | ({"texts_per_request": per_request} if per_request else {}),
     }
     path = tmp_path / f"{out}.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -47,23 +47,32 @@ def scoring_requests(fake: FakeVllm, before: int = 0) -> int:
     return fake.counts["/pooling"] - fake.probes - before
 
 
-def run(tmp_path: Path, fake: FakeVllm, out: str) -> tuple[runner.RunResult, int]:
-    """The run in this process (so that UNITS_PER_REQUEST can be changed) and its /pooling requests."""
+def run(tmp_path: Path, fake: FakeVllm, out: str, per_request: int | None = None) -> tuple[runner.RunResult, int]:
+    """The run and its /pooling requests."""
     before = scoring_requests(fake)
-    result = runner.run(load_config(config(tmp_path, fake.url, out)), fresh=True, progress=False, heatmaps=False)
+    cfg = load_config(config(tmp_path, fake.url, out, per_request))
+    result = runner.run(cfg, fresh=True, progress=False, heatmaps=False)
     return result, scoring_requests(fake, before)
 
 
-def test_shared_requests_write_what_one_request_per_prompt_writes(tmp_path, monkeypatch):
+def test_shared_requests_write_what_one_request_per_prompt_writes(tmp_path):
     with FakeVllm(width=1) as fake:
         shared, shared_requests = run(tmp_path, fake, "shared")
-        monkeypatch.setattr(C, "UNITS_PER_REQUEST", 0)
-        alone, alone_requests = run(tmp_path, fake, "alone")
-    assert shared.all_scored and alone.all_scored
+        alone, alone_requests = run(tmp_path, fake, "alone", per_request=1)  # a prompt's two texts: alone
+    assert C.UNITS_PER_REQUEST >= 2 * PROMPTS and shared.all_scored and alone.all_scored
     assert alone_requests - shared_requests == PROMPTS - 1  # one request instead of one per prompt
     # the values went back to their own prompts: the fake's reward is a function of the text alone
     assert (tmp_path / "shared/samples.jsonl").read_bytes() == (tmp_path / "alone/samples.jsonl").read_bytes()
     assert stored(tmp_path / "shared") == stored(tmp_path / "alone") == 2 * PROMPTS
+
+
+def test_texts_per_request_sets_how_many_texts_share_a_request(tmp_path):
+    with FakeVllm(width=1) as fake:
+        result, requests = run(tmp_path, fake, "fives", per_request=5)  # two prompts of two texts fit, not three
+        assert fake.sizes == [4] * (PROMPTS // 2) and requests == PROMPTS // 2
+        run(tmp_path, fake, "alone", per_request=1)
+    assert result.all_scored
+    assert (tmp_path / "fives/samples.jsonl").read_bytes() == (tmp_path / "alone/samples.jsonl").read_bytes()
 
 
 def test_a_bad_text_in_a_shared_request_fails_its_prompt_alone(tmp_path):

@@ -15,7 +15,6 @@ import logging
 from functools import partial
 from typing import Any
 
-from .. import constants as C
 from ..backends.base import Call, Endpoint, Messages, TextRewardBackend, on
 from ..backends.vllm import VllmReward
 from ..chat_templates import PROBE, ChatTemplate, strip_bos
@@ -74,7 +73,7 @@ class RewardModel:
     def units_per_request(self) -> int:
         """A text's reward is the text's alone, so the texts (or token ids) of several prompts share a request;
         conversations the server templates go one per request whatever happens (0)."""
-        return 0 if self.mode == "messages" else C.UNITS_PER_REQUEST
+        return 0 if self.mode == "messages" else self.options.texts_per_request
 
     async def check(self) -> None:
         """Keep an `auto` template only if it tokenizes as the server's does; make sure BOS arrives once (or say
