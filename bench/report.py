@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from constants import SIM_ENDPOINTS, SIM_WORKERS
+from constants import SIM_ENDPOINTS, SIM_LARGE_REQUESTS, SIM_WORKERS
 from harness import REPEATS, median
 from steps import Bench
 
@@ -76,6 +76,11 @@ def sim_ratios(raw: dict[str, list[dict[str, Any]]]) -> dict[str, float]:
         out[f"p8_sim_sequences_per_s_64_endpoints_{SIM_WORKERS}_workers"] = runs[0]["sequences_per_s"]
         out[f"p8_scoring_cpu_ms_per_sequence_64_{SIM_WORKERS}_workers"] = runs[0]["scoring_cpu_ms_per_sequence"]
         out[f"p8_whole_run_cpu_ms_per_sequence_64_{SIM_WORKERS}_workers"] = runs[0]["cpu_ms_per_sequence"]
+    texts = SIM_LARGE_REQUESTS
+    if runs := raw.get(f"p8_sim_{max(SIM_ENDPOINTS)}_endpoints_{texts}_texts"):  # reward.texts_per_request raised
+        out[f"p8_sim_sequences_per_s_64_endpoints_{texts}_texts"] = runs[0]["sequences_per_s"]
+        out[f"p8_scoring_cpu_ms_per_sequence_64_{texts}_texts"] = runs[0]["scoring_cpu_ms_per_sequence"]
+        out[f"p8_whole_run_cpu_ms_per_sequence_64_{texts}_texts"] = runs[0]["cpu_ms_per_sequence"]
     return out
 
 
@@ -143,6 +148,11 @@ ROWS = [
     ("P8", "client, reward, 16 simulated endpoints", "p8_sim_16_endpoints"),
     ("P8", "client, reward, 64 simulated endpoints", "p8_sim_64_endpoints"),
     ("P8", f"client, reward, 64 endpoints, {SIM_WORKERS} workers", f"p8_sim_64_endpoints_{SIM_WORKERS}_workers"),
+    (
+        "P8",
+        f"client, reward, 64 endpoints, {SIM_LARGE_REQUESTS} texts a request",
+        f"p8_sim_64_endpoints_{SIM_LARGE_REQUESTS}_texts",
+    ),
 ]
 
 
