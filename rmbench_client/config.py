@@ -20,6 +20,7 @@ from msgspec import Meta, field
 from . import constants as C
 from .errors import ConfigError, located
 from .gpu_layout import replica_gpu_problem
+from .redaction import remember
 
 ModelType = Literal["reward", "dpo", "judge", "baseline", "prm"]
 Role = Literal["reward", "policy", "reference", "judge", "prm"]
@@ -162,9 +163,9 @@ class RoleConfig(Strict, frozen=True, kw_only=True):
             key = os.environ.get(self.api_key_env)
             if not key:  # never fall back to RMBENCH_API_KEY: that key may belong to another host
                 raise ConfigError(f"{where}api_key_env names {self.api_key_env}, which is not set in the environment")
-            return _header_safe(key, self.api_key_env, where)
+            return remember(_header_safe(key, self.api_key_env, where))
         key = os.environ.get(C.API_KEY_ENV) or None
-        return _header_safe(key, C.API_KEY_ENV, where) if key else None
+        return remember(_header_safe(key, C.API_KEY_ENV, where)) if key else None
 
 
 def _header_safe(key: str, variable: str, where: str) -> str:

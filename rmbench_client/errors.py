@@ -25,10 +25,15 @@ import shutil
 from pathlib import Path
 
 from .constants import LOW_SPACE_BYTES
+from .redaction import hidden
 
 
 class RmbError(Exception):
-    """Base of every deliberate error."""
+    """Base of every deliberate error. Its message never holds a secret the process has read (redaction.py): many
+    carry a server's own error text, which may echo the request's Authorization header."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(hidden(a) if isinstance(a, str) else a for a in args))
 
 
 class UserError(RmbError):

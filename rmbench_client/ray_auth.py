@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import constants as C
 from .errors import ConfigError
+from .redaction import remember
 
 HOW_TO_SET = (
     f"set {C.RAY_AUTH_TOKEN_ENV} to the cluster's token (or {C.RAY_AUTH_TOKEN_PATH_ENV} to a file holding it, or "
@@ -32,6 +33,9 @@ class Token:
 
     value: str = field(repr=False)
     source: str
+
+    def __post_init__(self) -> None:
+        remember(self.value)  # never in a message, even where the dashboard echoes it
 
     def headers(self) -> dict[str, str]:
         """The HTTP header Ray's dashboard reads the token from."""

@@ -67,10 +67,12 @@ class FakeVllm:
         version: str = "0.32.0",
         reuse_port: bool = False,
         max_model_len: int = 4096,
+        echo_key: str | None = None,
     ) -> None:
         self.kind, self.model, self.root, self.shift, self.delay = kind, model, root or f"/models/{model}", shift, delay
         self.invert, self.version, self.reuse_port = invert, version, reuse_port
         self.max_model_len = max_model_len
+        self.echo_key = echo_key  # "start" (/v1/models) or "scoring" (/pooling, probes apart): an error echoing the key
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.paths: list[str] = []  # every request's path, in order
@@ -102,6 +104,9 @@ class FakeVllm:
                     return
                 fake.paths.append(self.path)
                 status, answer = fake.answer(self.path, body)
+                if fake.echoes(self.path, body):  # as a server or proxy that repeats the request's headers
+                    said = f"bad request from {self.headers.get('authorization')}"
+                    status, answer = (401 if fake.echo_key == "start" else 400), {"error": {"message": said}}
                 payload = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -129,6 +134,11 @@ class FakeVllm:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def echoes(self, path: str, req: Any) -> bool:
+        if self.echo_key == "start":
+            return path == "/v1/models"
+        return self.echo_key == "scoring" and path == "/pooling" and not any(p in str(req) for p in PROBE_MARKS)
 
     def answer(self, path: str, req: Any) -> tuple[int, Any]:
         if path not in ROUTES[self.kind] + ["/openapi.json"]:

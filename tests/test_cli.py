@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CpuServers
+from fake_vllm import FakeVllm
 from helpers_cli import CLI, cli, one_error_line, start_run, summary, wait_for_lines, write_config
 from helpers_data import require_rmbench
 
@@ -157,6 +158,27 @@ def test_an_unset_api_key_env_is_an_error_never_a_fallback(tmp_path, monkeypatch
     proc = cli("run", "--config", str(path), "--data", str(require_rmbench()), "--out", str(tmp_path / "out"))
     line = one_error_line(proc, 2, "role reward", "NO_SUCH_KEY_VAR", "not set")
     assert "sk-general-key" not in line
+
+
+@pytest.mark.parametrize("when", ["start", "scoring"])
+def test_a_key_a_server_echoes_is_never_written(tmp_path, monkeypatch, when):
+    """A server (or a proxy) whose error text repeats the request's Authorization header: the key is masked in the
+    error line, failures.jsonl and every other file of the run."""
+    key = "sk-echoed-secret-123456"
+    monkeypatch.setenv("RMBENCH_API_KEY", key)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps({"id": f"p{i}", "prompt": f"q {i}?", "chosen": "yes", "rejected": "no"}) + "\n"
+                            for i in range(3)))  # fmt: skip
+    out = tmp_path / "out"
+    with FakeVllm("reward", "rm", echo_key=when).start() as fake:
+        proc = cli("run", "--benchmark", "pairwise", "--endpoint", fake.url, "--served-model", "rm", "--data",
+                   str(data), "--out", str(out), "--no-progress")  # fmt: skip
+    assert proc.returncode != 0 and "Bearer <secret>" in proc.stderr, proc.stderr[-2000:]
+    written = [p for p in out.rglob("*") if p.is_file()]
+    if when == "scoring":  # each prompt failed with the server's words, recorded
+        failures = (out / "failures.jsonl").read_text()
+        assert failures.count("Bearer <secret>") == 3
+    assert all(key.encode() not in p.read_bytes() for p in written) and key not in proc.stderr + proc.stdout
 
 
 def test_tls_verification_is_per_role():
