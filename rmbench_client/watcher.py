@@ -43,12 +43,13 @@ DONE_FILE = "watch-done.json"
 TRIED_FILE = "watch-tried.json"  # a checkpoint evaluated, not yet to the end
 TABLE_JSON, TABLE_MD, TABLE_PNG, EVENTS = "watch.json", "watch.md", "watch.png", "watch.jsonl"
 CellStatus = Status | Literal["missing", "error"]
-WHOLE = ("complete", "partial", "missing")  # a benchmark's outcome that needs no second try
+WHOLE = ("complete", "partial", "missing")  # a benchmark's outcome that needs no second try (missing: no data)
 
 
 @dataclass(frozen=True)
 class WatchCell:
-    """One benchmark at one checkpoint: its `status` (a run's complete, partial, failed or aborted; missing: no data;
+    """One benchmark at one checkpoint: its `status` (a run's complete, partial, failed or aborted, aborted also for
+    one whose data is there but that has no scored run, as when the suite was stopped before it; missing: no data;
     error: its data refused), its headline (name and estimate) where it has one, and why it is not complete."""
 
     status: CellStatus
@@ -89,15 +90,26 @@ class _Row(msgspec.Struct, kw_only=True):
     done: bool = True  # a row written before `done` existed was written only when done
 
 
-def _cells(suite: SuiteResult) -> dict[str, _Cell]:
+def _cells(suite: SuiteResult, no_data: set[str]) -> dict[str, _Cell]:
+    """The row's cells; a benchmark with data but no scored run (the suite stopped before it, a run that scored
+    nothing) is aborted, to be tried again, not missing."""
     cells = {}
     for name, r in suite.results.items():
         why = "; ".join(r.partial) if r.status != "complete" else None
         cells[name] = _Cell(status=r.status, headline=r.headline_name, value=r.headline.value, low=r.headline.low,
                             high=r.headline.high, why=(r.aborted or why))  # fmt: skip
-    for name, why in {**suite.missing, **suite.errors}.items():
-        cells[name] = _Cell(status="error" if name in suite.errors else "missing", why=why)
+    for name, why in suite.missing.items():
+        cells[name] = _Cell(status="missing" if name in no_data else "aborted", why=why)
+    for name, why in suite.errors.items():
+        cells[name] = _Cell(status="error", why=why)
     return cells
+
+
+def _without_data(cfg: RunConfig, benchmarks: Sequence[str] | None, data_root: str | Path | None) -> set[str]:
+    """The benchmarks of the suite that have no data (or that this model cannot score)."""
+    from .suite import plan_suite
+
+    return {p.name for p in plan_suite(cfg, benchmarks, data_root) if p.cfg is None}
 
 
 def _typed(row: _Row, directory: Path) -> WatchRow:
@@ -221,9 +233,9 @@ def evaluate_checkpoint(
         return evaluate_suite(servers.config, out=out / ck.name, step=ck.step, **options)
 
 
-def _record(target: Path, ck: Checkpoint, suite: SuiteResult) -> WatchRow:
+def _record(target: Path, ck: Checkpoint, suite: SuiteResult, no_data: set[str]) -> WatchRow:
     """The checkpoint's row, written where a restart finds it: done, or tried (to be evaluated again)."""
-    cells = _cells(suite)
+    cells = _cells(suite, no_data)
     done = all(c.status in WHOLE for c in cells.values())
     row = _Row(checkpoint=ck.name, step=ck.step, path=str(ck.path), directory=str(suite.directory), results=cells,
                done=done)  # fmt: skip
@@ -286,7 +298,7 @@ def watch(
                     continue
                 log.info("evaluating checkpoint %s (step %s)", ck.name, ck.step)
                 suite = evaluate_checkpoint(cfg, ck, target, role, repo_root, **options)
-                row = _record(target, ck, suite)
+                row = _record(target, ck, suite, _without_data(cfg, benchmarks, data_root))
                 if not row.done:
                     log.warning("checkpoint %s not evaluated to the end (%s): tried again on the next pass", ck.name,
                                 ", ".join(f"{n} {c.status}" for n, c in row.results.items()))  # fmt: skip

@@ -9,6 +9,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -196,3 +197,35 @@ def test_a_checkpoint_whose_server_fails_mid_run_is_evaluated_again_to_the_end(t
     assert not (out / "checkpoint-300" / "watch-tried.json").exists()
     assert (out / "checkpoint-200" / "pairwise" / "summary.json").stat().st_mtime_ns == done_at  # not again
     assert events(out) == ["checkpoint-100", "checkpoint-200", "checkpoint-100", "checkpoint-300", "checkpoint-300"]
+
+
+def test_a_benchmark_a_preempted_suite_never_ran_is_tried_again_not_missing(tmp_path):
+    """Slurm's SIGTERM during the first benchmark of a checkpoint, with the training script's own handler (which
+    returns): the suite stops there, and the benchmark it never ran, whose data is there, is aborted (tried again
+    on the next pass), not missing (which would mark the checkpoint done)."""
+    root, out, data = tmp_path / "train", tmp_path / "eval", tmp_path / "data"
+    write_pairs(data / "pairwise" / "pairs.jsonl", 3000)
+    (data / "rm-bench").symlink_to(require_rmbench())
+    small_checkpoint(root, 1)
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda s, f: caught.append(s))
+
+    def preempt() -> None:  # once the first benchmark is scoring
+        progress = out / "checkpoint-1" / "pairwise" / "progress.jsonl"
+        while not (progress.exists() and progress.stat().st_size):
+            time.sleep(0.002)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    cfg = {"model": "baseline:random", "type": "baseline"}
+    options = {"out": out, "benchmarks": ["pairwise", "rm-bench"], "data_root": data, "limit": 600, "once": True,
+               "settle": 0.0}  # fmt: skip
+    try:
+        threading.Thread(target=preempt, daemon=True).start()
+        (row,) = rmb.watch(root, cfg, **options)
+        assert caught == [signal.SIGTERM] and not row.done
+        assert row.results["rm-bench"].status == "aborted", row.results
+        (again,) = rmb.watch(root, cfg, **options)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert again.done and {c.status for c in again.results.values()} <= {"complete", "partial"}
+    assert rmb.load_result(out / "checkpoint-1" / "rm-bench").scored > 0
