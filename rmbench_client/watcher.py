@@ -283,7 +283,7 @@ def watch(
     """
     root = Path(directory)
     if not root.is_dir():
-        raise ConfigError(f"{root}: no such directory to watch")
+        raise ConfigError(f"{root}: {'not a directory' if root.exists() else 'no such directory'} to watch")
     cfg = load_config(config_source)
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint

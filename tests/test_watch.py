@@ -122,6 +122,7 @@ def test_watch_mistakes_are_one_error_line(tmp_path):
     config = tmp_path / "c.yaml"
     config.write_text(yaml.safe_dump({"model": "baseline:random"}))
     one_error_line(cli("watch", str(tmp_path / "absent"), "--config", str(config)), 2, "no such directory")
+    one_error_line(cli("watch", str(config), "--config", str(config)), 2, "c.yaml: not a directory to watch")
     one_error_line(cli("watch", str(tmp_path), "--config", str(tmp_path / "no.yaml")), 2, "config file not found")
     served = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"]}}}
     config.write_text(yaml.safe_dump(served))
