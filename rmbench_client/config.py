@@ -262,7 +262,7 @@ class RunConfig(Strict, frozen=True, kw_only=True):
     data: str | None = None
     out: str | None = None  # run directory; default runs/<model>/<benchmark>
     limit: AtLeastOne | None = None  # first N prompts only (smoke runs)
-    seed: int = 0  # the bootstrap's (and baseline:random's); the judge's answer order has judge.seed
+    seed: Annotated[int, Meta(ge=0)] = 0  # the bootstrap's, baseline:random's; the judge's answer order has judge.seed
     data_fields: dict[str, str] = field(default_factory=dict)  # our field name -> the data file's (any benchmark)
     roles: dict[Role, RoleConfig] = field(default_factory=dict)
     reward: RewardOptions = field(default_factory=RewardOptions)

@@ -13,6 +13,7 @@ import pytest
 import yaml
 from helpers_cli import cli
 
+import rmbench_client as rmb
 from rmbench_client import constants as C
 
 
@@ -113,3 +114,27 @@ def test_a_run_ended_without_its_summary_is_said_by_status_compare_and_report(tm
         line = one_error(cli(command, str(out)))
         assert f"{out}: no summary.json: the run ended without writing its summary" in line, line
         assert "not a run directory" not in line
+
+
+def test_a_negative_seed_is_refused_before_anything_is_scored(tmp_path):
+    """numpy's generators refuse -1: every --seed, the config's seed and the API's refuse it up front (a run that
+    took it scored everything, then failed in the bootstrap and left a run directory no rerun could finish)."""
+    data = _pairs(tmp_path / "p.jsonl", ["a", "b"])
+    out = tmp_path / "r"
+    run = ["run", "--model", "baseline:longer", "--benchmark", "pairwise", "--data", str(data), "--out", str(out)]
+    for args in (run, ["suite", "--model", "baseline:longer", "--out", str(out)], ["score", str(data)],
+                 ["compare", str(out), str(out)], ["report", str(out)]):  # fmt: skip
+        proc = cli(*args, "--seed", "-1")
+        assert proc.returncode == 2 and "argument --seed: '-1' is not a seed" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"model": "baseline:longer", "benchmark": "pairwise", "seed": -1}))
+    line = one_error(cli("run", "--config", str(config), "--data", str(data), "--out", str(out)))
+    assert f"{config}: seed: Expected `int` >= 0" in line
+    assert not out.exists()
+    for call in (lambda: rmb.rescore(data, seed=-1), lambda: rmb.compare([out], seed=-1),
+                 lambda: rmb.evaluate({"model": "baseline:longer", "benchmark": "pairwise", "seed": -1},
+                                      data=data, out=out)):  # fmt: skip
+        with pytest.raises(rmb.ConfigError, match="seed"):
+            call()
+    assert not out.exists()

@@ -17,6 +17,7 @@ from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..config import MAIN_ROLE, RunConfig, load_config, validated
 from ..errors import ConfigError
+from .values import seed
 from .watch import add_tracker_arguments, log_runs
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
                        "(default: $RMBENCH_DATA_DIR, else data/<benchmark>, else the hub)")  # fmt: skip
         p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>/<benchmark>)")
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts (the result is partial)")
-    p.add_argument("--seed", type=int, metavar="N", help="seed of the bootstrap intervals and of baseline:random")
+    p.add_argument("--seed", type=seed, metavar="N", help="seed of the bootstrap intervals and of baseline:random")
     g = p.add_argument_group("servers (instead of, or over, the config's roles)")
     g.add_argument("--endpoint", action="append", metavar="URL", help="the main role's endpoint (repeat for several)")
     g.add_argument("--served-model", metavar="NAME", help="the model name the main role's server serves")
