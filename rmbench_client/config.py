@@ -136,6 +136,10 @@ class RoleConfig(Strict, frozen=True, kw_only=True):
             parsed = urlparse(url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
                 raise ValueError(f"endpoint {url!r} is not an http(s) URL")
+            try:
+                _ = parsed.port  # read only when asked: 99999 or "abc" was a traceback in the HTTP client later
+            except ValueError as exc:
+                raise ValueError(f"endpoint {url!r} is not an http(s) URL ({exc})") from None
             if parsed.path.rstrip("/").endswith("/v1"):  # the client adds /v1/... itself: /v1/v1/models would 404
                 root = url.rstrip("/")[: -len("/v1")]
                 raise ValueError(f"endpoint {url!r} ends in /v1: give the server's root, {root!r}")

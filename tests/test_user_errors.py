@@ -55,6 +55,14 @@ def test_an_endpoint_ending_in_v1_names_the_root():
     assert "ends in /v1: give the server's root, 'http://127.0.0.1:9'" in line
 
 
+def test_an_endpoint_with_a_bad_port_is_one_error_and_creates_nothing(tmp_path):
+    out = tmp_path / "r"
+    for url, why in (("http://127.0.0.1:99999", "Port out of range"), ("http://127.0.0.1:abc", "'abc'")):
+        line = one_error(cli("run", "--endpoint", url, "--served-model", "rm", "--out", str(out), "--limit", "5"))
+        assert f"endpoint {url!r} is not an http(s) URL (" in line and why in line, line
+        assert not out.exists()  # not even the run directory's lock
+
+
 def test_a_served_name_that_differs_in_case_only(tmp_path):
     data = pairs(tmp_path / "p.jsonl", [{"prompt": "q", "chosen": "a", "rejected": "b"}])
     with models_server("Skywork-Reward") as url:
