@@ -352,6 +352,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{p}: config file not found") from None
+    except OSError as exc:  # a directory, a file without read permission
+        raise ConfigError(f"{p}: config file cannot be read ({exc.strerror or exc})") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

@@ -146,3 +146,9 @@ def test_a_negative_seed_is_refused_before_anything_is_scored(tmp_path):
         with pytest.raises(rmb.ConfigError, match="seed"):
             call()
     assert not out.exists()
+
+
+def test_a_config_path_that_is_a_directory_is_one_error(tmp_path):
+    for command in (["run"], ["suite"], ["status"], ["serve"], ["watch", str(tmp_path)]):
+        line = one_error(cli(*command, "--config", str(tmp_path)))
+        assert f"{tmp_path}: config file cannot be read (Is a directory)" in line, (command, line)
