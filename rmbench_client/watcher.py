@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -264,7 +265,8 @@ def watch(
     Trackers log each checkpoint at its step.
 
     Raises:
-        ConfigError: the directory does not exist, or the config cannot serve a checkpoint.
+        ConfigError: the directory does not exist, the config cannot serve a checkpoint, `poll` is 0 or less, or
+            `settle` is below 0.
         DataError: a benchmark named has no data under `data_root`.
         RunLockedError: another watch writes into `out`.
         ServerError: a checkpoint's server could not be started (the others are not tried).
@@ -272,6 +274,8 @@ def watch(
     root = Path(directory)
     if not root.is_dir():
         raise ConfigError(f"{root}: no such directory to watch")
+    if not (0 < poll < math.inf and 0 <= settle < math.inf):  # a poll of 0 would spin, a negative one raise later
+        raise ConfigError(f"poll={poll!r}, settle={settle!r}: poll is seconds above 0, settle seconds from 0")
     cfg = load_config(config_source)
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
