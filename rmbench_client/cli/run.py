@@ -178,7 +178,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
     cfg = config(args)
     if args.dry_run:
-        return dry_run(cfg, args.json)
+        return dry_run(cfg, args.json, args.fresh)
     progress = not args.no_progress and not args.json
     try:
         result, ended_by = run_config(cfg, fresh=args.fresh, progress=progress, heatmaps=args.heatmaps)
@@ -213,17 +213,18 @@ def interrupted_line(exc: Interrupted, out_dir: str) -> str:
     return f"{exc} before the run began: nothing in {out_dir} was changed\n"
 
 
-def dry_run(cfg: RunConfig, as_json: bool) -> int:
+def dry_run(cfg: RunConfig, as_json: bool, fresh: bool = False) -> int:
     from ..planning import plan
 
-    found = plan(cfg)
+    found = plan(cfg, fresh)
     if as_json:
         sys.stdout.write(json.dumps(found) + "\n")
         return 0
     what = "comparisons" if found["pairwise"] else "sequences"
+    stored = f"{found['stored_prompts']} prompts complete, {found['stored_units']} {what}"
     sys.stdout.write(
         f"{cfg.model} on {cfg.benchmark}: {found['prompts']} prompts, {found['units']} {what}\n"
-        f"  stored in {found['out_dir']}: {found['stored_prompts']} prompts complete, {found['stored_units']} {what}\n"
+        f"  stored in {found['out_dir']}: {'not used: --fresh forgets what is stored' if fresh else stored}\n"
         f"  would send: {found['to_send']} {what} for {found['pending_prompts']} prompts\n"
     )
     return 0
