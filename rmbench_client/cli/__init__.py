@@ -30,21 +30,34 @@ DESCRIPTION = (
 )
 
 
+VERBOSE_HELP = "-v info, -vv debug (every retry)"
+
+
 def _common() -> argparse.ArgumentParser:
     """Flags every subcommand takes too (`rmbench-client run -v ...` as well as `rmbench-client -v run ...`)."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "-v", "--verbose", action="count", default=argparse.SUPPRESS, help="-v info, -vv debug (every retry)"
-    )
+    # a dest of its own: the subcommand's parser fills a namespace of its own, copied over the top-level one, so a
+    # shared dest (or a shared action's default) would replace the count given before the subcommand
+    common.add_argument("-v", "--verbose", dest="verbose_after", action="count", default=argparse.SUPPRESS,
+                        help=VERBOSE_HELP)  # fmt: skip
     return common
+
+
+class _Parser(argparse.ArgumentParser):
+    """The top-level parser: `verbose` counts -v before the subcommand and after it (`-v run -v` is -vv)."""
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> tuple[argparse.Namespace, list[str]]:  # type: ignore[override]
+        found, extras = super().parse_known_args(*args, **kwargs)
+        found.verbose += found.__dict__.pop("verbose_after", 0)
+        return found, extras
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
-    parser = argparse.ArgumentParser(prog="rmbench-client", description=DESCRIPTION, parents=[common])
-    parser.set_defaults(verbose=0)
+    parser = _Parser(prog="rmbench-client", description=DESCRIPTION)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
     parser.add_argument("--version", action="version", version=f"rmbench-client {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=argparse.ArgumentParser)
     run.add_parser(sub, common)
     suite.add_parser(sub, common)
     status.add_parser(sub, common)
