@@ -152,3 +152,17 @@ def test_a_config_path_that_is_a_directory_is_one_error(tmp_path):
     for command in (["run"], ["suite"], ["status"], ["serve"], ["watch", str(tmp_path)]):
         line = one_error(cli(*command, "--config", str(tmp_path)))
         assert f"{tmp_path}: config file cannot be read (Is a directory)" in line, (command, line)
+
+
+def test_status_says_a_summary_it_cannot_read_and_exits_1(tmp_path):
+    """A cut summary.json was taken for none: status said the run was fine (exit 0) where compare refused it."""
+    out = _baseline_run(tmp_path, "run", _pairs(tmp_path / "p.jsonl", ["a", "b"]))
+    summary = out / C.SUMMARY_FILE
+    summary.write_bytes(summary.read_bytes()[:300])
+    why = f"{summary}: not a readable summary (Expecting"
+    text = cli("status", str(out))
+    assert text.returncode == 1 and f"unreadable summary: {why}" in text.stdout, text.stdout + text.stderr
+    found = cli("status", str(out), "--json")
+    assert found.returncode == 1 and json.loads(found.stdout)["summary_error"].startswith(why)
+    listing = cli("status", str(tmp_path), "--json")  # the model's directory: each of its runs
+    assert listing.returncode == 1 and json.loads(listing.stdout)["runs"][0]["summary_error"].startswith(why)
