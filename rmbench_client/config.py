@@ -293,6 +293,8 @@ class RunConfig(Strict, frozen=True, kw_only=True):
             raise ValueError(f"type {self.type!r} needs roles {', '.join(missing)} under 'roles'")
         if self.type == "baseline" and self.baseline not in ("random", "longer", "markdown"):
             raise ValueError(f"unknown baseline {self.model!r} (baseline:random, baseline:longer, baseline:markdown)")
+        if self.out is None and (problem := model_folder_problem(self.model)):
+            raise ValueError(problem)
 
     def roles_used(self) -> tuple[Role, ...]:
         """The roles this run talks to: DPO's reference only for the ratio reward."""
@@ -322,6 +324,14 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         if self.out:
             return Path(self.out)
         return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / self.benchmark
+
+
+def model_folder_problem(model: str) -> str | None:
+    """Why `model` cannot name its folder under runs/ (the default run directory's parent), or None: "." or ".."
+    would put its runs in runs/ itself or outside it. "org/model" is runs/org_model."""
+    if model.replace("/", "_").replace(":", "-") in ("", ".", ".."):
+        return f"model {model!r} cannot name a folder under {C.RUNS_DIR}/: give the run directory with --out"
+    return None
 
 
 def validated(data: dict[str, Any], source: str) -> RunConfig:

@@ -32,7 +32,7 @@ from . import constants as C
 from .api import ConfigSource, evaluate_suite, load_config, with_checkpoint
 from .atomic_write import replacing, write_atomic
 from .checkpoints import Checkpoint, complete_checkpoints
-from .config import RunConfig
+from .config import RunConfig, model_folder_problem
 from .errors import ConfigError, DataError
 from .results import Estimate, Status, SuiteResult
 from .run_directory import RunDirectory
@@ -277,6 +277,8 @@ def watch(
     if not (0 < poll < math.inf and 0 <= settle < math.inf):  # a poll of 0 would spin, a negative one raise later
         raise ConfigError(f"poll={poll!r}, settle={settle!r}: poll is seconds above 0, settle seconds from 0")
     cfg = load_config(config_source)
+    if out is None and (problem := model_folder_problem(cfg.model)):
+        raise ConfigError(problem)
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"

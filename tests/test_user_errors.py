@@ -166,3 +166,23 @@ def test_status_says_a_summary_it_cannot_read_and_exits_1(tmp_path):
     assert found.returncode == 1 and json.loads(found.stdout)["summary_error"].startswith(why)
     listing = cli("status", str(tmp_path), "--json")  # the model's directory: each of its runs
     assert listing.returncode == 1 and json.loads(listing.stdout)["runs"][0]["summary_error"].startswith(why)
+
+
+def test_a_model_named_dot_dot_needs_an_out_and_org_model_keeps_its_folder(tmp_path):
+    """A model "." or ".." made the default run directory runs/../<benchmark>, outside runs/."""
+    role = {"served_model": "m", "endpoints": ["http://127.0.0.1:9"]}
+    for model in ("..", "."):
+        config = tmp_path / "c.yaml"
+        config.write_text(yaml.safe_dump({"model": model, "roles": {"reward": role}}))
+        for command in (["run"], ["suite"], ["watch", str(tmp_path)]):
+            line = one_error(cli(*command, "--config", str(config), cwd=tmp_path))
+            assert f"model {model!r} cannot name a folder under runs/: give the run directory with --out" in line
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]  # nothing made, in runs/ or beside it
+    config.write_text(yaml.safe_dump({"model": "..", "out": "r", "roles": {"reward": role}}))
+    line = one_error(cli("watch", str(tmp_path), "--config", str(config), cwd=tmp_path))  # its own runs/<model>/watch
+    assert "model '..' cannot name a folder under runs/" in line and not (tmp_path / "watch").exists()
+    with pytest.raises(rmb.ConfigError, match="cannot name a folder under runs/"):
+        rmb.load_config({"model": "..", "roles": {"reward": role}})
+    assert rmb.load_config({"model": "..", "out": "r", "roles": {"reward": role}}).out_dir() == Path("r")
+    org = rmb.load_config({"model": "org/model", "roles": {"reward": role}})
+    assert org.out_dir() == Path("runs/org_model/rm-bench")
