@@ -343,6 +343,12 @@ async def evaluate_suite_async(
         return await event_loop.in_thread(call, signals.stop)
 
 
+def _check_seed(seed: int) -> None:
+    """A seed numpy's generators refuse (-1) is the caller's mistake, said before any file is read."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"seed={seed!r}: a seed is an integer, 0 or more")
+
+
 def rescore(
     paths: str | Path | Sequence[str | Path],
     *,
@@ -355,11 +361,13 @@ def rescore(
     benchmark's step threshold.
 
     Raises:
+        ConfigError: `seed` is no integer of 0 or more.
         DataError: a file is unreadable or not a score file (names the file and record).
     """
     from .blas_threads import few_blas_threads
     from .score_files import summarize
 
+    _check_seed(seed)
     files = [paths] if isinstance(paths, str | Path) else list(paths)
     if not files:
         raise DataError("rescore needs at least one score file")
@@ -376,12 +384,14 @@ def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comp
 
     Raises:
         TypeError: `runs` is one path, not a sequence of them.
+        ConfigError: `seed` is no integer of 0 or more.
         DataError: a path is no run, or the runs are of different benchmarks.
     """
     from .comparison import compared, load_runs, notes
 
     if isinstance(runs, str | Path):
         raise TypeError(f"compare takes a sequence of runs, not one path: compare([{str(runs)!r}, ...])")
+    _check_seed(seed)
     loaded = load_runs(list(runs))
     paired, why_not = compared(loaded, seed=seed)
     scores = [scores_of(run.summary) for run in loaded]

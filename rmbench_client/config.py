@@ -137,6 +137,10 @@ class RoleConfig(Strict, frozen=True, kw_only=True):
             parsed = urlparse(url)
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
                 raise ValueError(f"endpoint {url!r} is not an http(s) URL")
+            try:
+                _ = parsed.port  # read only when asked: 99999 or "abc" was a traceback in the HTTP client later
+            except ValueError as exc:
+                raise ValueError(f"endpoint {url!r} is not an http(s) URL ({exc})") from None
             if parsed.path.rstrip("/").endswith("/v1"):  # the client adds /v1/... itself: /v1/v1/models would 404
                 root = url.rstrip("/")[: -len("/v1")]
                 raise ValueError(f"endpoint {url!r} ends in /v1: give the server's root, {root!r}")
@@ -263,7 +267,7 @@ class RunConfig(Strict, frozen=True, kw_only=True):
     data: str | None = None
     out: str | None = None  # run directory; default runs/<model>/<benchmark>
     limit: AtLeastOne | None = None  # first N prompts only (smoke runs)
-    seed: int = 0  # the bootstrap's (and baseline:random's); the judge's answer order has judge.seed
+    seed: Annotated[int, Meta(ge=0)] = 0  # the bootstrap's, baseline:random's; the judge's answer order has judge.seed
     data_fields: dict[str, str] = field(default_factory=dict)  # our field name -> the data file's (any benchmark)
     roles: dict[Role, RoleConfig] = field(default_factory=dict)
     reward: RewardOptions = field(default_factory=RewardOptions)
@@ -290,6 +294,8 @@ class RunConfig(Strict, frozen=True, kw_only=True):
             raise ValueError(f"type {self.type!r} needs roles {', '.join(missing)} under 'roles'")
         if self.type == "baseline" and self.baseline not in ("random", "longer", "markdown"):
             raise ValueError(f"unknown baseline {self.model!r} (baseline:random, baseline:longer, baseline:markdown)")
+        if self.out is None and (problem := model_folder_problem(self.model)):
+            raise ValueError(problem)
 
     def roles_used(self) -> tuple[Role, ...]:
         """The roles this run talks to: DPO's reference only for the ratio reward."""
@@ -321,6 +327,14 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / self.benchmark
 
 
+def model_folder_problem(model: str) -> str | None:
+    """Why `model` cannot name its folder under runs/ (the default run directory's parent), or None: "." or ".."
+    would put its runs in runs/ itself or outside it. "org/model" is runs/org_model."""
+    if model.replace("/", "_").replace(":", "-") in ("", ".", ".."):
+        return f"model {model!r} cannot name a folder under {C.RUNS_DIR}/: give the run directory with --out"
+    return None
+
+
 def validated(data: dict[str, Any], source: str) -> RunConfig:
     """`RunConfig.from_data(data)`, or a ConfigError that names the source and the key:
     "<source>: roles.reward.endpoints: Expected `array` of length >= 1"."""
@@ -349,6 +363,8 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{p}: config file not found") from None
+    except OSError as exc:  # a directory, a file without read permission
+        raise ConfigError(f"{p}: config file cannot be read ({exc.strerror or exc})") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

@@ -39,7 +39,7 @@ PROMPTS_IN_FLIGHT_PER_SLOT = 2
 # bookkeeping) is spread over more sequences; larger cost slow servers time (docs/performance.md)
 UNITS_PER_REQUEST = 32
 PROMPTS_PER_STORE_READ = 512  # prompts rendered, keyed and looked up in the store at a time
-EVENT_LOOP_ENV = "RMBENCH_EVENT_LOOP"  # "asyncio": asyncio's own loop even where uvloop is installed (event_loop.py)
+EVENT_LOOP_ENV = "RMBENCH_EVENT_LOOP"  # asyncio (its own loop even beside uvloop) or uvloop; else unset (event_loop.py)
 WORKERS = 1  # scoring processes of one run (`run --workers`, client.workers: workers.py)
 WORKER_POLL_S = 0.2  # how often a run with workers looks at their progress and whether they ended
 WORKER_STOP_S = 10.0  # after a signal, how long workers get to commit and leave before they are killed

@@ -1,6 +1,7 @@
 """The event loop a run's requests go through: uvloop where it is installed (a dependency of the client wherever
 it builds: Linux and macOS, CPython), else asyncio's own. uvloop's loop costs less CPU per request, which is what
-one client feeding many endpoints runs out of (bench P8). `RMBENCH_EVENT_LOOP=asyncio` picks asyncio's loop.
+one client feeding many endpoints runs out of (bench P8). `RMBENCH_EVENT_LOOP=asyncio` picks asyncio's loop,
+`uvloop` insists on uvloop; any other value is a ConfigError.
 
 A run always has a loop of its own. Called where a loop is already running (a notebook, an async trainer calling
 the sync API), the whole run goes to a thread of its own, with its private loop, while the caller's thread waits
@@ -18,17 +19,26 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from . import constants as C
+from .errors import ConfigError
 
 T = TypeVar("T")
 
 
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's loop maker, or None (asyncio's default) where uvloop is missing or not wanted."""
-    if os.environ.get(C.EVENT_LOOP_ENV, "").strip().lower() == "asyncio":
+    """uvloop's loop maker, or None (asyncio's default) where uvloop is missing or not wanted; a ConfigError for a
+    value of RMBENCH_EVENT_LOOP other than asyncio or uvloop (a misspelt one would silently be uvloop), or uvloop
+    asked for where it is not installed."""
+    wanted = os.environ.get(C.EVENT_LOOP_ENV, "").strip().lower()
+    if wanted not in ("", "asyncio", "uvloop"):
+        raise ConfigError(f"{C.EVENT_LOOP_ENV}={os.environ[C.EVENT_LOOP_ENV]!r}: not an event loop (asyncio or "
+                          "uvloop; unset: uvloop where installed, else asyncio)")  # fmt: skip
+    if wanted == "asyncio":
         return None
     try:
         import uvloop
     except ImportError:
+        if wanted == "uvloop":
+            raise ConfigError(f"{C.EVENT_LOOP_ENV}=uvloop: uvloop is not installed") from None
         return None
     return uvloop.new_event_loop
 

@@ -1,6 +1,7 @@
 """`run --dry-run`: how many prompts and units a run has, how many the run directory's store already holds for
 exactly this computation (same models, templates and inputs), and how many would be sent. Contacts the servers for
-their identity and fingerprint, reads the store read-only, and writes nothing."""
+their identity and fingerprint, reads the store read-only, and writes nothing. With --fresh the store is not read:
+a fresh run removes it and sends everything."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from .config import RunConfig
 from .score_store import ScoreStore, UnitKeys
 
 
-def plan(cfg: RunConfig) -> dict[str, Any]:
+def plan(cfg: RunConfig, fresh: bool = False) -> dict[str, Any]:
     from .model_kinds.factory import open_model_kind  # the HTTP stack, only when servers are asked
     from .runner import load_examples
     from .scoring_loop import epoch_identity
@@ -21,7 +22,7 @@ def plan(cfg: RunConfig) -> dict[str, Any]:
     bench = benchmarks.get(cfg.benchmark)
     _, examples = load_examples(cfg, bench)
     path = cfg.out_dir() / C.STORE_FILE
-    store = ScoreStore(path, read_only=True) if path.is_file() else None
+    store = ScoreStore(path, read_only=True) if path.is_file() and not fresh else None
 
     async def count() -> dict[str, Any]:
         async with open_model_kind(cfg, bench.judge_mode, bench.process) as model:
@@ -39,6 +40,7 @@ def plan(cfg: RunConfig) -> dict[str, Any]:
                 "pending_prompts": len(examples) - done,
                 "to_send": sum(len({k for k in ks if k not in stored}) for ks in keys),  # repeats go out once
                 "out_dir": str(cfg.out_dir()),
+                "fresh": fresh,
             }
 
     try:

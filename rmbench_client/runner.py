@@ -128,6 +128,7 @@ def run(
     `Interrupted` when a signal ended it before it touched the run directory (CancelledError when `signals.stop`
     did); an error that stopped it later is raised again once the outputs are written."""
     bench = benchmarks.get(cfg.benchmark)
+    event_loop.loop_factory()  # an unknown RMBENCH_EVENT_LOOP is refused before the run directory is touched
     signals = signals if signals is not None else RunSignals()
     with signals:
         dataset, examples = load_examples(cfg, bench)

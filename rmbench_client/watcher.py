@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from . import constants as C
 from .api import ConfigSource, evaluate_suite, load_config, with_checkpoint
 from .atomic_write import replacing, write_atomic
 from .checkpoints import Checkpoint, complete_checkpoints
-from .config import RunConfig
+from .config import RunConfig, model_folder_problem
 from .errors import ConfigError, DataError
 from .results import Estimate, Status, SuiteResult
 from .run_directory import RunDirectory
@@ -276,7 +277,8 @@ def watch(
     Trackers log each checkpoint at its step.
 
     Raises:
-        ConfigError: the directory does not exist, or the config cannot serve a checkpoint.
+        ConfigError: the directory does not exist, the config cannot serve a checkpoint, `poll` is 0 or less, or
+            `settle` is below 0.
         DataError: a benchmark named has no data under `data_root`.
         RunLockedError: another watch writes into `out`.
         ServerError: a checkpoint's server could not be started (the others are not tried).
@@ -284,7 +286,11 @@ def watch(
     root = Path(directory)
     if not root.is_dir():
         raise ConfigError(f"{root}: {'not a directory' if root.exists() else 'no such directory'} to watch")
+    if not (0 < poll < math.inf and 0 <= settle < math.inf):  # a poll of 0 would spin, a negative one raise later
+        raise ConfigError(f"poll={poll!r}, settle={settle!r}: poll is seconds above 0, settle seconds from 0")
     cfg = load_config(config_source)
+    if out is None and (problem := model_folder_problem(cfg.model)):
+        raise ConfigError(problem)
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"

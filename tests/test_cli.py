@@ -38,6 +38,15 @@ def test_flags_alone_make_a_reward_config():
     assert cfg.roles["reward"].endpoints == ["http://h:1", "http://h:2"] and cfg.roles["reward"].served_model == "rm"
 
 
+def test_verbose_before_and_after_the_subcommand_add_up(tmp_path):
+    """-v before the subcommand was lost: the subcommand's parser set the count back to its own."""
+    counts = {("-vv", "status", "x"): 2, ("status", "x", "-v"): 1, ("-v", "status", "x", "-v"): 2, ("status", "x"): 0}
+    assert {argv: parse(*argv).verbose for argv in counts} == counts
+    data = str(require_rmbench())
+    proc = cli("-v", "run", "--model", "baseline:longer", "--data", data, "--out", str(tmp_path / "r"), "--limit", "2")
+    assert proc.returncode == 0 and "INFO rmbench_client" in proc.stderr, proc.stderr
+
+
 def test_role_flags_imply_the_type_and_apply_to_every_role():
     args = parse(
         "run",

@@ -174,3 +174,27 @@ def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
     assert proc.returncode == 1 and len(errors) == 1 and "127.0.0.1:9" in errors[0] and "Traceback" not in proc.stderr
     assert kept(out) == files  # nothing lost
+
+
+def test_dry_run_with_fresh_counts_what_a_fresh_run_would_send(tmp_path):
+    """`--fresh` removes the store, so `--dry-run --fresh` counts every unit as to be sent (`run` and `suite`), and
+    still changes nothing: the store keeps what the partial run put in it."""
+    root = tmp_path / "data"
+    (root / "pairwise").mkdir(parents=True)
+    (root / "pairwise" / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
+    suite_out = tmp_path / "suite"
+    out = suite_out / "pairwise"
+    flags = ["--model", "baseline:longer", "--benchmark", "pairwise", "--data", str(root / "pairwise")]
+    assert cli("run", *flags, "--out", str(out), "--limit", "1").returncode == 0
+    kept = stored(out)
+    resumed = json.loads(cli("run", *flags, "--out", str(out), "--dry-run", "--json").stdout)
+    assert resumed["stored_prompts"] == 1 and resumed["to_send"] < resumed["units"]
+    fresh = json.loads(cli("run", *flags, "--out", str(out), "--dry-run", "--fresh", "--json").stdout)
+    assert fresh["fresh"] and fresh["stored_prompts"] == fresh["stored_units"] == 0
+    assert fresh["to_send"] == fresh["units"] and fresh["pending_prompts"] == len(PAIRS)
+    text = cli("run", *flags, "--out", str(out), "--dry-run", "--fresh").stdout
+    assert "not used: --fresh forgets what is stored" in text and f"for {len(PAIRS)} prompts" in text
+    whole = cli("suite", "--model", "baseline:longer", "--data", str(root), "--out", str(suite_out),
+                "--benchmarks", "pairwise", "--dry-run", "--fresh", "--json")  # fmt: skip
+    assert json.loads(whole.stdout)["pairwise"] == fresh
+    assert stored(out) == kept  # nothing forgotten by a dry run

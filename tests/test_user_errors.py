@@ -13,6 +13,7 @@ import pytest
 import yaml
 from helpers_cli import cli
 
+import rmbench_client as rmb
 from rmbench_client import constants as C
 
 
@@ -52,6 +53,14 @@ def models_server(served: str) -> Iterator[str]:
 def test_an_endpoint_ending_in_v1_names_the_root():
     line = one_error(cli("run", "--endpoint", "http://127.0.0.1:9/v1", "--served-model", "rm"))
     assert "ends in /v1: give the server's root, 'http://127.0.0.1:9'" in line
+
+
+def test_an_endpoint_with_a_bad_port_is_one_error_and_creates_nothing(tmp_path):
+    out = tmp_path / "r"
+    for url, why in (("http://127.0.0.1:99999", "Port out of range"), ("http://127.0.0.1:abc", "'abc'")):
+        line = one_error(cli("run", "--endpoint", url, "--served-model", "rm", "--out", str(out), "--limit", "5"))
+        assert f"endpoint {url!r} is not an http(s) URL (" in line and why in line, line
+        assert not out.exists()  # not even the run directory's lock
 
 
 def test_a_served_name_that_differs_in_case_only(tmp_path):
@@ -113,3 +122,67 @@ def test_a_run_ended_without_its_summary_is_said_by_status_compare_and_report(tm
         line = one_error(cli(command, str(out)))
         assert f"{out}: no summary.json: the run ended without writing its summary" in line, line
         assert "not a run directory" not in line
+
+
+def test_a_negative_seed_is_refused_before_anything_is_scored(tmp_path):
+    """numpy's generators refuse -1: every --seed, the config's seed and the API's refuse it up front (a run that
+    took it scored everything, then failed in the bootstrap and left a run directory no rerun could finish)."""
+    data = _pairs(tmp_path / "p.jsonl", ["a", "b"])
+    out = tmp_path / "r"
+    run = ["run", "--model", "baseline:longer", "--benchmark", "pairwise", "--data", str(data), "--out", str(out)]
+    for args in (run, ["suite", "--model", "baseline:longer", "--out", str(out)], ["score", str(data)],
+                 ["compare", str(out), str(out)], ["report", str(out)]):  # fmt: skip
+        proc = cli(*args, "--seed", "-1")
+        assert proc.returncode == 2 and "argument --seed: '-1' is not a seed" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"model": "baseline:longer", "benchmark": "pairwise", "seed": -1}))
+    line = one_error(cli("run", "--config", str(config), "--data", str(data), "--out", str(out)))
+    assert f"{config}: seed: Expected `int` >= 0" in line
+    assert not out.exists()
+    for call in (lambda: rmb.rescore(data, seed=-1), lambda: rmb.compare([out], seed=-1),
+                 lambda: rmb.evaluate({"model": "baseline:longer", "benchmark": "pairwise", "seed": -1},
+                                      data=data, out=out)):  # fmt: skip
+        with pytest.raises(rmb.ConfigError, match="seed"):
+            call()
+    assert not out.exists()
+
+
+def test_a_config_path_that_is_a_directory_is_one_error(tmp_path):
+    for command in (["run"], ["suite"], ["status"], ["serve"], ["watch", str(tmp_path)]):
+        line = one_error(cli(*command, "--config", str(tmp_path)))
+        assert f"{tmp_path}: config file cannot be read (Is a directory)" in line, (command, line)
+
+
+def test_status_says_a_summary_it_cannot_read_and_exits_1(tmp_path):
+    """A cut summary.json was taken for none: status said the run was fine (exit 0) where compare refused it."""
+    out = _baseline_run(tmp_path, "run", _pairs(tmp_path / "p.jsonl", ["a", "b"]))
+    summary = out / C.SUMMARY_FILE
+    summary.write_bytes(summary.read_bytes()[:300])
+    why = f"{summary}: not a readable summary (Expecting"
+    text = cli("status", str(out))
+    assert text.returncode == 1 and f"unreadable summary: {why}" in text.stdout, text.stdout + text.stderr
+    found = cli("status", str(out), "--json")
+    assert found.returncode == 1 and json.loads(found.stdout)["summary_error"].startswith(why)
+    listing = cli("status", str(tmp_path), "--json")  # the model's directory: each of its runs
+    assert listing.returncode == 1 and json.loads(listing.stdout)["runs"][0]["summary_error"].startswith(why)
+
+
+def test_a_model_named_dot_dot_needs_an_out_and_org_model_keeps_its_folder(tmp_path):
+    """A model "." or ".." made the default run directory runs/../<benchmark>, outside runs/."""
+    role = {"served_model": "m", "endpoints": ["http://127.0.0.1:9"]}
+    for model in ("..", "."):
+        config = tmp_path / "c.yaml"
+        config.write_text(yaml.safe_dump({"model": model, "roles": {"reward": role}}))
+        for command in (["run"], ["suite"], ["watch", str(tmp_path)]):
+            line = one_error(cli(*command, "--config", str(config), cwd=tmp_path))
+            assert f"model {model!r} cannot name a folder under runs/: give the run directory with --out" in line
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]  # nothing made, in runs/ or beside it
+    config.write_text(yaml.safe_dump({"model": "..", "out": "r", "roles": {"reward": role}}))
+    line = one_error(cli("watch", str(tmp_path), "--config", str(config), cwd=tmp_path))  # its own runs/<model>/watch
+    assert "model '..' cannot name a folder under runs/" in line and not (tmp_path / "watch").exists()
+    with pytest.raises(rmb.ConfigError, match="cannot name a folder under runs/"):
+        rmb.load_config({"model": "..", "roles": {"reward": role}})
+    assert rmb.load_config({"model": "..", "out": "r", "roles": {"reward": role}}).out_dir() == Path("r")
+    org = rmb.load_config({"model": "org/model", "roles": {"reward": role}})
+    assert org.out_dir() == Path("runs/org_model/rm-bench")

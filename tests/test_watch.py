@@ -131,6 +131,20 @@ def test_watch_mistakes_are_one_error_line(tmp_path):
         rmb.watch(tmp_path, served, once=True)
 
 
+def test_a_poll_not_above_0_or_a_negative_settle_is_refused(tmp_path):
+    """--poll 0 spun, a negative one raised from time.sleep after the first pass; --settle 0 stays allowed."""
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"model": "baseline:random"}))
+    for flag, value in (("--poll", "0"), ("--poll", "-1"), ("--settle", "-5")):
+        proc = cli("watch", str(tmp_path), "--config", str(config), "--once", flag, value, "--out", str(tmp_path / "o"))
+        assert proc.returncode == 2 and f"argument {flag}: '{value}' is not a number of seconds" in proc.stderr
+        assert "Traceback" not in proc.stderr and not (tmp_path / "o").exists()
+    for poll, settle in ((0.0, 0.0), (1.0, -5.0)):
+        with pytest.raises(rmb.ConfigError, match="poll is seconds above 0"):
+            rmb.watch(tmp_path, config, out=tmp_path / "o", poll=poll, settle=settle, once=True)
+    assert not (tmp_path / "o").exists()
+
+
 def small_checkpoint(root: Path, step: int) -> Path:
     """A checkpoint the stand-in server "serves": config.json and a whole (empty) safetensors file."""
     folder = root / f"checkpoint-{step}"

@@ -18,6 +18,7 @@ from . import run, status, suite, watch
 from .compare import add_compare_parser, cmd_compare
 from .data import add_data_parser, cmd_data
 from .report import add_report_parser, cmd_report
+from .values import seconds, seed, unit_interval
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,41 +30,34 @@ DESCRIPTION = (
 )
 
 
+VERBOSE_HELP = "-v info, -vv debug (every retry)"
+
+
 def _common() -> argparse.ArgumentParser:
     """Flags every subcommand takes too (`rmbench-client run -v ...` as well as `rmbench-client -v run ...`)."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "-v", "--verbose", action="count", default=argparse.SUPPRESS, help="-v info, -vv debug (every retry)"
-    )
+    # a dest of its own: the subcommand's parser fills a namespace of its own, copied over the top-level one, so a
+    # shared dest (or a shared action's default) would replace the count given before the subcommand
+    common.add_argument("-v", "--verbose", dest="verbose_after", action="count", default=argparse.SUPPRESS,
+                        help=VERBOSE_HELP)  # fmt: skip
     return common
 
 
-def _unit_interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 0 to 1")
-    return value
+class _Parser(argparse.ArgumentParser):
+    """The top-level parser: `verbose` counts -v before the subcommand and after it (`-v run -v` is -vv)."""
 
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
-    return value
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> tuple[argparse.Namespace, list[str]]:  # type: ignore[override]
+        found, extras = super().parse_known_args(*args, **kwargs)
+        found.verbose += found.__dict__.pop("verbose_after", 0)
+        return found, extras
 
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
-    parser = argparse.ArgumentParser(prog="rmbench-client", description=DESCRIPTION, parents=[common])
-    parser.set_defaults(verbose=0)
+    parser = _Parser(prog="rmbench-client", description=DESCRIPTION)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
     parser.add_argument("--version", action="version", version=f"rmbench-client {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=argparse.ArgumentParser)
     run.add_parser(sub, common)
     suite.add_parser(sub, common)
     status.add_parser(sub, common)
@@ -72,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_score.add_argument("paths", nargs="+", metavar="FILE", help="samples.jsonl or a benchmark's own score file")
     p_score.add_argument("--domain", metavar="NAME", help="RM-Bench domain of records that carry none")
     p_score.add_argument("--json", action="store_true", help="print one JSON object (fractions in [0, 1])")
-    p_score.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
-    p_score.add_argument("--threshold", type=_unit_interval, metavar="T",
+    p_score.add_argument("--seed", type=seed, default=0, metavar="N", help="bootstrap seed (default 0)")
+    p_score.add_argument("--threshold", type=unit_interval, metavar="T",
                          help=f"process benchmarks: each step's score against T (default {C.PRM_THRESHOLD}), by the "
                          f"benchmark's own rule. {benchmarks.step_rules()}")  # fmt: skip
 
@@ -85,15 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
     p_serve.add_argument("--role", action="append", metavar="ROLE", help="only this role (repeatable)")
     p_serve.add_argument(
         "--timeout",
-        type=_seconds,
+        type=seconds,
         default=C.SERVER_READY_TIMEOUT_S,
         metavar="S",
         help=f"wait up to S seconds for every server to answer /health (default {C.SERVER_READY_TIMEOUT_S:.0f})",
     )
-    p_serve.add_argument("--capacity-timeout", type=_seconds, default=0.0, metavar="S", help="Ray: when the cluster "
+    p_serve.add_argument("--capacity-timeout", type=seconds, default=0.0, metavar="S", help="Ray: when the cluster "
                          "cannot hold the replicas now, wait up to S seconds for nodes (an autoscaler adds them) "
                          "instead of refusing")  # fmt: skip
-    p_serve.add_argument("--idle-timeout", type=_seconds, metavar="S", help="Ray: each replica removes itself (server, "
+    p_serve.add_argument("--idle-timeout", type=seconds, metavar="S", help="Ray: each replica removes itself (server, "
                          "actor, placement group) after S seconds without a request")  # fmt: skip
     p_stop = sub.add_parser("stop", parents=[common], help="stop the servers `serve` started from this directory")
     p_stop.add_argument("--config", metavar="FILE", help="only this config's servers (others recorded here keep "

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
+from .values import seed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,6 +69,6 @@ def add_compare_parser(subparsers: Any, common: argparse.ArgumentParser | None =
     p.add_argument("--format", choices=["table", "markdown", "csv"], default="table", help="output format")
     p.add_argument("--chart", metavar="PATH", help="also write a bar chart PNG here")
     p.add_argument(
-        "--seed", type=int, default=C.BOOTSTRAP_SEED, metavar="N", help="seed of the significance resampling"
+        "--seed", type=seed, default=C.BOOTSTRAP_SEED, metavar="N", help="seed of the significance resampling"
     )
     return p

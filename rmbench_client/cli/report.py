@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
+from .values import seed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -56,6 +57,6 @@ def add_report_parser(subparsers: Any, common: argparse.ArgumentParser | None = 
                    help="dataset file or directory, for runs whose summary names none (or no longer holds what "
                    "they scored); once per run, in their order, for runs on versions of one file")  # fmt: skip
     p.add_argument(
-        "--seed", type=int, default=C.BOOTSTRAP_SEED, metavar="N", help="seed of the significance resampling"
+        "--seed", type=seed, default=C.BOOTSTRAP_SEED, metavar="N", help="seed of the significance resampling"
     )
     return p

@@ -17,6 +17,7 @@ from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..config import MAIN_ROLE, RunConfig, load_config, validated
 from ..errors import ConfigError
+from .values import seed
 from .watch import add_tracker_arguments, log_runs
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
                        "(default: $RMBENCH_DATA_DIR, else data/<benchmark>, else the hub)")  # fmt: skip
         p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>/<benchmark>)")
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts (the result is partial)")
-    p.add_argument("--seed", type=int, metavar="N", help="seed of the bootstrap intervals and of baseline:random")
+    p.add_argument("--seed", type=seed, metavar="N", help="seed of the bootstrap intervals and of baseline:random")
     g = p.add_argument_group("servers (instead of, or over, the config's roles)")
     g.add_argument("--endpoint", action="append", metavar="URL", help="the main role's endpoint (repeat for several)")
     g.add_argument("--served-model", metavar="NAME", help="the model name the main role's server serves")
@@ -177,7 +178,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
     cfg = config(args)
     if args.dry_run:
-        return dry_run(cfg, args.json)
+        return dry_run(cfg, args.json, args.fresh)
     progress = not args.no_progress and not args.json
     try:
         result, ended_by = run_config(cfg, fresh=args.fresh, progress=progress, heatmaps=args.heatmaps)
@@ -212,17 +213,18 @@ def interrupted_line(exc: Interrupted, out_dir: str) -> str:
     return f"{exc} before the run began: nothing in {out_dir} was changed\n"
 
 
-def dry_run(cfg: RunConfig, as_json: bool) -> int:
+def dry_run(cfg: RunConfig, as_json: bool, fresh: bool = False) -> int:
     from ..planning import plan
 
-    found = plan(cfg)
+    found = plan(cfg, fresh)
     if as_json:
         sys.stdout.write(json.dumps(found) + "\n")
         return 0
     what = "comparisons" if found["pairwise"] else "sequences"
+    stored = f"{found['stored_prompts']} prompts complete, {found['stored_units']} {what}"
     sys.stdout.write(
         f"{cfg.model} on {cfg.benchmark}: {found['prompts']} prompts, {found['units']} {what}\n"
-        f"  stored in {found['out_dir']}: {found['stored_prompts']} prompts complete, {found['stored_units']} {what}\n"
+        f"  stored in {found['out_dir']}: {'not used: --fresh forgets what is stored' if fresh else stored}\n"
         f"  would send: {found['to_send']} {what} for {found['pending_prompts']} prompts\n"
     )
     return 0

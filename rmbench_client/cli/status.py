@@ -1,11 +1,11 @@
 """`rmbench-client status RUN_DIR`: where a run stands, from its directory alone (no server is asked): running or
 not, prompts scored of those the run has (its progress file while it scores), failures, and whether its result is
-complete (and if not, why); a run that ended without writing its outputs is said to have, its earlier summary kept."""
+complete (and if not, why); a run that ended without writing its outputs is said to have, its earlier summary kept;
+a summary.json it cannot read is named, with why, and status exits 1."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -27,11 +27,18 @@ def _lines(path: Path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()) if path.is_file() else 0
 
 
-def _summary(run_dir: Path) -> RunSummary | None:
-    """The run's summary; None where it has none it can read (one being written, an older version's)."""
-    with contextlib.suppress(OSError, DataError):
-        return load_summary(run_dir / C.SUMMARY_FILE)
-    return None
+EXIT_UNREADABLE = 1  # the state was printed, but a summary.json in it cannot be read
+
+
+def _summary(run_dir: Path) -> tuple[RunSummary | None, str | None]:
+    """The run's summary, or None and why it cannot be read (a cut or foreign file: said, never taken for no
+    summary); (None, None) where it has none (without_summary says why)."""
+    try:
+        return load_summary(run_dir / C.SUMMARY_FILE), None
+    except FileNotFoundError:
+        return None, None
+    except (OSError, DataError) as exc:
+        return None, f"{exc}; rerunning the run's command writes it again from the stored scores"
 
 
 def run_dirs_in(model_dir: Path) -> list[Path]:
@@ -64,7 +71,9 @@ def _status(run_dir: Path) -> tuple[dict[str, Any], RunSummary | None]:
     if pid is None and (why := unfinished(run_dir) or without_summary(run_dir)):
         out["ended"] = why
     # beside a progress file the summary is an earlier run's: not this one's numbers ("ended" says so)
-    summary = None if progress else _summary(run_dir)
+    summary, unreadable = (None, None) if progress else _summary(run_dir)
+    if unreadable is not None:
+        out["summary_error"] = unreadable
     if summary is not None:  # what the summary says, where it says it (an older one may not)
         out |= {k: getattr(summary.info, k) for k in SUMMARY_KEYS if k in summary.raw}
     return out, summary
@@ -100,18 +109,19 @@ def cmd_status(args: argparse.Namespace, console: Console) -> int:
             sys.stdout.write(json.dumps({"model_dir": str(path), "runs": every}) + "\n")
         else:
             sys.stdout.write("".join("\n".join(_lines_of(found, False)) + "\n" for found in every))
-        return 0
+        return EXIT_UNREADABLE if any("summary_error" in found for found in every) else 0
     found, summary = _status(path)
+    code = EXIT_UNREADABLE if "summary_error" in found else 0
     if args.json:
         sys.stdout.write(json.dumps(found) + "\n")
-        return 0
+        return code
     table = found["state"] != "running" and summary is not None and bool(summary.info.scored)
     sys.stdout.write("\n".join(_lines_of(found, table)) + "\n")
     if table and summary is not None:
         from ..report.printing import print_summary
 
         print_summary(summary, title=f"{found['model']} on {found['benchmark']}", console=console)
-    return 0
+    return code
 
 
 def _lines_of(found: dict[str, Any], table: bool) -> list[str]:
@@ -126,6 +136,8 @@ def _lines_of(found: dict[str, Any], table: bool) -> list[str]:
         lines.append("  in progress: the summary is written when the run ends")
     elif "ended" in found:
         lines.append(f"  {found['ended']}")
+    elif "summary_error" in found:
+        lines.append(f"  unreadable summary: {found['summary_error']}")
     elif "complete" in found and not table:  # the table says it otherwise
         lines.append("  complete" if found["complete"] else "  partial: " + "; ".join(found.get("partial", [])))
     return lines

@@ -35,7 +35,7 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     root = args.data
     base = config(argparse.Namespace(**(vars(args) | {"data": None})))
     if args.dry_run:
-        return suite_dry_run(plan_suite(base, names, root), args.json)
+        return suite_dry_run(plan_suite(base, names, root), args.json, args.fresh)
     ended: dict[str, Any] = {}
 
     def run_one(cfg: RunConfig) -> None:
@@ -71,17 +71,17 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     return EXIT_INCOMPLETE if ended.get("incomplete") or errors else 0
 
 
-def suite_dry_run(planned: list[Planned], as_json: bool) -> int:
+def suite_dry_run(planned: list[Planned], as_json: bool, fresh: bool) -> int:
     """Each benchmark's `run --dry-run`, or why it is missing; --json: one object keyed by benchmark."""
     from ..planning import plan
 
     if as_json:
-        found = {p.name: plan(p.cfg) if p.cfg is not None else {"missing": p.missing} for p in planned}
+        found = {p.name: plan(p.cfg, fresh) if p.cfg is not None else {"missing": p.missing} for p in planned}
         sys.stdout.write(json.dumps(found) + "\n")
         return 0
     for p in planned:
         if p.cfg is None:
             sys.stdout.write(f"{p.name}: {p.missing}\n")
         else:
-            dry_run(p.cfg, as_json=False)
+            dry_run(p.cfg, as_json=False, fresh=fresh)
     return 0

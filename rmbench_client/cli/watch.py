@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
+from .values import seconds, seconds_or_zero
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,10 +34,10 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                    "(default runs/<model>/watch)")  # fmt: skip
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts of each benchmark")
     p.add_argument("--role", metavar="ROLE", help="the role the checkpoints are of (default: the run's main role)")
-    p.add_argument("--poll", type=float, default=C.WATCH_POLL_S, metavar="S", help="seconds between looks for new "
+    p.add_argument("--poll", type=seconds, default=C.WATCH_POLL_S, metavar="S", help="seconds between looks for new "
                    f"checkpoints (default {C.WATCH_POLL_S:g})")  # fmt: skip
-    p.add_argument("--settle", type=float, default=C.WATCH_SETTLE_S, metavar="S", help="a checkpoint counts once "
-                   f"nothing in it changed for S seconds (default {C.WATCH_SETTLE_S:g})")  # fmt: skip
+    p.add_argument("--settle", type=seconds_or_zero, default=C.WATCH_SETTLE_S, metavar="S", help="a checkpoint "
+                   f"counts once nothing in it changed for S seconds (default {C.WATCH_SETTLE_S:g})")  # fmt: skip
     p.add_argument("--once", action="store_true", help="evaluate the complete checkpoints not yet done, then stop")
     add_tracker_arguments(p)
 
