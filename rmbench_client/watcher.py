@@ -179,10 +179,10 @@ def write_table(out: Path, model: str, rows: Sequence[WatchRow]) -> None:
 
 
 def _chart(path: Path, model: str, names: Sequence[str], rows: Sequence[WatchRow]) -> None:
-    from .benchmarks.shared.formatting import pyplot
+    from .benchmarks.shared.formatting import figure
 
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    fig = figure(figsize=(7.0, 4.2))
+    ax = fig.subplots()
     for name in names:
         points = []  # (step, headline %, low %, high %)
         for i, r in enumerate(rows):
@@ -202,11 +202,8 @@ def _chart(path: Path, model: str, names: Sequence[str], rows: Sequence[WatchRow
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    try:
-        with replacing(path) as tmp:
-            fig.savefig(tmp, format="png", dpi=110)
-    finally:
-        plt.close(fig)
+    with replacing(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
 
 
 def evaluate_checkpoint(

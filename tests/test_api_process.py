@@ -35,3 +35,20 @@ def test_a_run_leaves_the_environment_as_it_was(tmp_path: Path):
     )
     env = {k: v for k, v in os.environ.items() if k != "KMP_DUPLICATE_LIB_OK" and "BLAS" not in k}
     assert in_fresh_python(script, env) == {}
+
+
+def test_heatmaps_leave_the_callers_matplotlib_as_it_was(tmp_path: Path):
+    """A notebook's backend and current figure stay its own: the heatmaps are drawn without pyplot."""
+    data = require_rmbench()
+    out = tmp_path / "run"
+    script = (
+        "import json, matplotlib\n"
+        "matplotlib.use('pdf')\n"
+        "import matplotlib.pyplot as plt, rmbench_client as rmb\n"
+        "mine = plt.figure()\n"
+        f"rmb.evaluate({BASELINE!r}, data={str(data)!r}, out={str(out)!r}, limit=8, heatmaps=True)\n"
+        "print(json.dumps({'backend': matplotlib.get_backend(), 'figures': plt.get_fignums(),\n"
+        "                  'current': plt.gcf() is mine}))\n"
+    )
+    assert in_fresh_python(script) == {"backend": "pdf", "figures": [1], "current": True}
+    assert (out / "heatmap-overall.png").read_bytes().startswith(b"\x89PNG")
