@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
 
 from . import constants as C
 from .errors import ConfigError, RmbError, TrackerError
@@ -73,10 +75,29 @@ def _benchmark(metrics: Mapping[str, float]) -> str | None:
     return _key(firsts.pop()) if len(firsts) == 1 and all("/" in name for name in metrics) else None
 
 
+def _store(uri: str) -> str:
+    """A tracking URI in one spelling: a file store (`file:/x`, `file:///x`, `file://localhost/x`, a plain or
+    relative path) as `file:` and its absolute path; another scheme's URI with its scheme and host in lower case and
+    no trailing slash (MLflow's bare `databricks` names no path)."""
+    if uri in ("databricks", "databricks-uc"):
+        return uri
+    parts = urlsplit(uri)
+    if parts.scheme in ("", "file") and parts.netloc in ("", "localhost"):
+        path = unquote(parts.path) if parts.scheme else uri
+        return "file:" + os.path.realpath(os.path.expanduser(path))
+    return parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()).geturl().rstrip("/")
+
+
+def same_store(a: str, b: str) -> bool:
+    """Two tracking URIs of one store, however each is spelled."""
+    return _store(a) == _store(b)
+
+
 class MLflowTracker:
     """Logs into an MLflow run: `run_id` when given; else the run active in the caller's thread (`mlflow.start_run`)
-    when it is on the same tracking URI; else a run of its own, created on the first `log` in `experiment` at
-    `tracking_uri` (default: MLflow's own setting) and ended by `close`. A step of None is this tracker's own count
+    when it is on the same store (however each URI spells it: `file:/x`, `file:///x`, `/x`); else a run of its own,
+    created on the first `log` in `experiment` at `tracking_uri` (default: MLflow's own setting) and ended by
+    `close`. A step of None is this tracker's own count
     of the evaluations that logged through it (0, 1, ...; one API call is one, so a suite's benchmarks share its
     step; without the API's `bind` between them, each `log` is one). Artifacts go under `step-<step>/<benchmark>/`.
 
@@ -117,7 +138,10 @@ class MLflowTracker:
         self._joined = None
         mlflow: Any = sys.modules.get("mlflow")  # a run can be active only where the caller imported MLflow
         active = mlflow.active_run() if mlflow is not None else None
-        if active is not None and self.tracking_uri in (None, mlflow.get_tracking_uri()):  # not another store's
+        # not another store's; one store may be spelled in several ways (file:/x, file:///x, /x)
+        if active is not None and (
+            self.tracking_uri is None or same_store(self.tracking_uri, mlflow.get_tracking_uri())
+        ):
             self._joined = active.info.run_id
 
     def _target(self) -> tuple[Any, str]:

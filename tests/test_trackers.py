@@ -98,6 +98,29 @@ def test_the_callers_active_mlflow_run_stays_the_callers(tmp_path, monkeypatch):
     assert first.tracker_errors == second.tracker_errors == ()
 
 
+@pytest.mark.parametrize("spelling", ["file://{}", "{}", "file://localhost{}/"], ids=["file:///", "path", "localhost"])
+def test_the_active_run_is_joined_however_its_store_is_spelled(tmp_path, monkeypatch, spelling):
+    """The script set `file:/x`, the tracker was given `file:///x` (or the plain path): one store, the run joined."""
+    import mlflow
+
+    data = require_rmbench()
+    monkeypatch.setenv(ALLOW, "true")
+    store = tmp_path / "mlruns"
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(f"file:{store}")
+    mlflow.set_experiment("training")
+    tracker = rmb.MLflowTracker(spelling.format(store))
+    try:
+        with mlflow.start_run() as run:
+            result = rmb.evaluate(BASELINE, data=data, out=tmp_path / "a", limit=4, trackers=[tracker], step=5)
+            tracker.close()
+    finally:
+        mlflow.set_tracking_uri(previous)
+    assert result.tracker_errors == () and tracker.run_id == run.info.run_id
+    runs = mlflow_runs(f"file:{store}", "training")
+    assert list(runs) == [run.info.run_id] and runs[run.info.run_id]["rm-bench/headline"] == {5: result.headline.value}
+
+
 def test_a_refused_store_costs_nothing_and_the_tracker_sets_no_environment(tmp_path, monkeypatch):
     """Without MLFLOW_ALLOW_FILE_STORE, MLflow 3 refuses its file store: the result comes back whole with the
     refusal recorded, its files written, and the tracker has not allowed the store behind the caller's back."""
