@@ -29,7 +29,7 @@ from .config import MAIN_ROLE, RunConfig, config_of
 from .config import load_config as _load_yaml_config
 from .errors import ConfigError, DataError, UserError
 from .examples import Example
-from .interrupts import RunSignals, hand_on
+from .interrupts import Interrupted, RunSignals, hand_on
 from .results import (
     BenchmarkResult,
     Comparison,
@@ -117,6 +117,18 @@ def _run(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: R
     return _Finished(result, done.signal, done.examples)
 
 
+def _begun(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: RunSignals) -> _Finished:
+    """`_run`, where a signal before the run began (its data loading, its servers' checks) is handed on as one
+    during the scoring is: an aborted result with nothing scored, the run directory as it was."""
+    try:
+        return _run(cfg, fresh, progress, heatmaps, signals)
+    except Interrupted as exc:
+        out = cfg.out_dir()
+        why = f"{exc} before the run began: nothing in {out} was changed"
+        summary = {"benchmark": cfg.benchmark, "model": cfg.model, "complete": False, "scored": 0, "aborted": why}
+        return _Finished(result_of(out, summary, {}), exc.signal, [])
+
+
 def run_config(
     cfg: RunConfig, *, fresh: bool = False, progress: bool = False, heatmaps: bool = True
 ) -> tuple[BenchmarkResult, signal.Signals | None]:
@@ -138,7 +150,7 @@ def _evaluate(
     cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, trackers: Sequence[Tracker], step: int | None,
     signals: RunSignals,
 ) -> BenchmarkResult:  # fmt: skip
-    done = _run(cfg, fresh, progress, heatmaps, signals)
+    done = _begun(cfg, fresh, progress, heatmaps, signals)
     result = _tracked(done, trackers, step)
     if done.signal is not None:  # the outputs are written: the signal goes where it would have gone without the run
         hand_on(done.signal, RunInterrupted(done.signal, result.run_dir, result))
@@ -182,6 +194,8 @@ def evaluate(
     the same call resumes it. SIGINT or SIGTERM during the run stop it; once its outputs are written, the signal
     goes to the handler the caller had installed (Python's default for SIGINT raises `RunInterrupted`, a
     KeyboardInterrupt holding the result; a handler of the caller's that returns lets this call return the result).
+    A signal before the run began (while its data loads) is handed on alike, with an aborted result that scored
+    nothing and the run directory as it was.
     `handle_signals=False` leaves both signals to the caller's handlers while the run goes on.
 
     Raises:
@@ -252,7 +266,7 @@ def _suite(
     def run_one(cfg: RunConfig) -> None:
         if ended or signals.cancelled is not None:
             return  # interrupted: the other benchmarks are left for the next call
-        done = _run(cfg, fresh, progress, heatmaps, signals)
+        done = _begun(cfg, fresh, progress, heatmaps, signals)
         results[cfg.benchmark] = _tracked(done, trackers, step)
         if done.signal is not None:
             ended.append(done.signal)
