@@ -163,6 +163,15 @@ def _interrupted(signals: RunSignals, exc: BaseException) -> None:
     signals.stop(f"interrupted ({type(exc).__name__})")
 
 
+def _ended(exc: BaseException, result: BenchmarkResult | SuiteResult) -> BaseException:
+    """What the caller's KeyboardInterrupt becomes once the run it stopped has written its outputs: RunInterrupted
+    carrying the result, as Python's SIGINT default gets during a run in the main thread."""
+    if not isinstance(exc, KeyboardInterrupt) or isinstance(exc, RunInterrupted):
+        return exc
+    where = result.run_dir if isinstance(result, BenchmarkResult) else result.directory
+    return RunInterrupted(signal.SIGINT, where, result)
+
+
 def _evaluation(config: ConfigSource, overrides: Mapping[str, Any] | None, **keys: Any) -> RunConfig:
     cfg = _overridden(config, **{k: _text(v) if isinstance(v, Path) else v for k, v in keys.items()})
     return _overridden(cfg, **dict(overrides or {}))
@@ -186,7 +195,8 @@ def evaluate(
     """Run one benchmark (default: the config's) through the config's servers, as `rmbench-client run` does, and
     return its result. `fresh` forgets the scores stored by earlier runs in the run directory; each tracker logs
     the result at `step` (a tracker that fails is recorded in `tracker_errors`, never raised). Called where an event
-    loop is running (a notebook), the run has a loop of its own on a thread while this call waits. `heatmaps`:
+    loop is running (a notebook), the run has a loop of its own on a thread while this call waits; Ctrl-C there stops
+    the run, and RunInterrupted (with the result) is raised once its outputs are written. `heatmaps`:
     RM-Bench's heatmap PNGs, off by default here (matplotlib costs a checkpoint about 2 s of CPU; `rmbench-client run`
     draws them unless `--no-heatmaps`).
 
@@ -209,7 +219,7 @@ def evaluate(
         bind(trackers)
         signals = RunSignals(handle=handle_signals)
         call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, trackers, step, signals)
-        return event_loop.off_loop(call, functools.partial(_interrupted, signals))
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended)
 
 
 async def evaluate_async(
@@ -317,7 +327,7 @@ def evaluate_suite(
         bind(trackers)
         signals = RunSignals(handle=handle_signals)
         call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, trackers, step, signals)
-        return event_loop.off_loop(call, functools.partial(_interrupted, signals))
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended)
 
 
 def _suite_config(

@@ -225,3 +225,46 @@ def test_a_signal_while_the_data_loads_goes_on_to_the_callers_handler(tmp_path, 
         assert json.loads(stdout.splitlines()[-1]) == {"raised": "aborted", "run_dir": str(out)}
     else:
         assert proc.returncode == -signal.SIGTERM, stderr
+
+
+NOTEBOOK = """
+import asyncio, json, os, sys, threading
+import rmbench_client as rmb
+
+config, out = json.loads(sys.argv[1]), sys.argv[2]
+
+async def cell():  # a notebook kernel's cell: its loop running, Python's default SIGINT handler
+    return rmb.evaluate(config, out=out)
+
+print("ready", flush=True)
+try:
+    asyncio.new_event_loop().run_until_complete(cell())
+except rmb.RunInterrupted as exc:
+    print(json.dumps({"raised": exc.result.status, "run_dir": str(exc.run_dir),
+                      "summary": os.path.exists(os.path.join(out, "summary.json")),
+                      "runs": [t.name for t in threading.enumerate() if t.name == "rmbench-run"]}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("presses", [1, 2], ids=["ctrl-c", "ctrl-c twice"])
+def test_ctrl_c_in_a_notebook_cell_returns_once_the_run_has_written_its_outputs(slow, data, tmp_path, presses):
+    """The sync call inside a running loop waits on the run's thread: Ctrl-C stops the run, and the
+    KeyboardInterrupt (RunInterrupted, carrying the result) reaches the cell only once the outputs are written and
+    the run's thread has ended; a second Ctrl-C meanwhile changes nothing."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(NOTEBOOK), json.dumps(config(slow, data)), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        wait_until(lambda: slow.units >= 30 and proc.poll() is None)
+        for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    said = json.loads(stdout.splitlines()[-1])
+    assert said == {"raised": "aborted", "run_dir": str(out), "summary": True, "runs": []}
+    s = summary(out)
+    assert s["aborted"] == "interrupted (KeyboardInterrupt)" and 0 < s["scored"] < PROMPTS
