@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import arguments, event_loop
 from . import constants as C
-from . import event_loop
 from .config import MAIN_ROLE, RunConfig, config_of
 from .config import load_config as _load_yaml_config
 from .errors import ConfigError, DataError, UserError
@@ -188,13 +188,14 @@ def evaluate(
     fresh: bool = False,
     progress: bool = False,
     heatmaps: bool = False,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     step: int | None = None,
     handle_signals: bool = True,
 ) -> BenchmarkResult:
     """Run one benchmark (default: the config's) through the config's servers, as `rmbench-client run` does, and
     return its result. `fresh` forgets the scores stored by earlier runs in the run directory; each tracker logs
-    the result at `step` (a tracker that fails is recorded in `tracker_errors`, never raised). Called where an event
+    the result at `step` (a tracker that fails is recorded in `tracker_errors`, never raised; `trackers` is a list
+    of trackers, or one). Called where an event
     loop is running (a notebook), the run has a loop of its own on a thread while this call waits; Ctrl-C there stops
     the run, and RunInterrupted (with the result) is raised once its outputs are written. `heatmaps`:
     RM-Bench's heatmap PNGs, off by default here (matplotlib costs a checkpoint about 2 s of CPU; `rmbench-client run`
@@ -209,16 +210,19 @@ def evaluate(
     `handle_signals=False` leaves both signals to the caller's handlers while the run goes on.
 
     Raises:
+        TypeError: an argument of the wrong type (`fresh="no"`, `step="x"`, `trackers=None`), named.
         ConfigError: an invalid config or option.
         DataError: the benchmark's data is missing or invalid (names the file and record).
         RunLockedError: another run is writing into the same run directory.
         EndpointError: the servers cannot be used at all (unreachable at start, wrong model, rejected key).
     """
+    arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
+    given, step = arguments.trackers(trackers), arguments.step(step)
     with _in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
-        bind(trackers)
+        bind(given)
         signals = RunSignals(handle=handle_signals)
-        call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, trackers, step, signals)
+        call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, given, step, signals)
         return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended)
 
 
@@ -232,7 +236,7 @@ async def evaluate_async(
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
     heatmaps: bool = False,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     step: int | None = None,
 ) -> BenchmarkResult:
     """`evaluate` for a caller inside an event loop: the run goes on a thread of its own and the caller's loop keeps
@@ -240,11 +244,13 @@ async def evaluate_async(
     timeout, Ctrl-C under `asyncio.run`) stops the run as Ctrl-C does: within a second its outputs are written,
     saying it was cancelled, and its lock released, before the CancelledError reaches the caller; the same call
     then resumes it."""
+    arguments.flags(fresh=fresh, heatmaps=heatmaps)
+    given, step = arguments.trackers(trackers), arguments.step(step)
     with _in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
-        bind(trackers)  # in the caller's thread, where its active run is
+        bind(given)  # in the caller's thread, where its active run is
         signals = RunSignals(handle=False)
-        call = functools.partial(_evaluate, cfg, fresh, False, heatmaps, trackers, step, signals)
+        call = functools.partial(_evaluate, cfg, fresh, False, heatmaps, given, step, signals)
         return await event_loop.in_thread(call, signals.stop)
 
 
@@ -306,7 +312,7 @@ def evaluate_suite(
     fresh: bool = False,
     progress: bool = False,
     heatmaps: bool = False,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     step: int | None = None,
     handle_signals: bool = True,
 ) -> SuiteResult:
@@ -314,19 +320,22 @@ def evaluate_suite(
     lays it out), or those named, as `rmbench-client suite` does: one run directory per benchmark under `out`
     (default runs/<model>), and `suite.md` / `suite.json` there. A benchmark whose data is malformed is in
     `errors`, one without data in `missing` (a benchmark named without data raises DataError before anything
-    runs); the others still run. Each tracker logs every benchmark at `step`. Signals as in `evaluate`: the
-    benchmarks after the one a signal stopped are left for the next call.
+    runs); the others still run. Each tracker (`trackers`: a list of them, or one) logs every benchmark at `step`.
+    Signals as in `evaluate`: the benchmarks after the one a signal stopped are left for the next call.
 
     Raises:
+        TypeError: an argument of the wrong type, as in `evaluate`.
         ConfigError: an invalid config, option or benchmark name, or a benchmark named that the model cannot score.
         DataError: a benchmark named has no data under `data_root`.
         RunLockedError, EndpointError: as `evaluate`.
     """
+    arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
+    given, step = arguments.trackers(trackers), arguments.step(step)
     with _in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
-        bind(trackers)
+        bind(given)
         signals = RunSignals(handle=handle_signals)
-        call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, trackers, step, signals)
+        call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, given, step, signals)
         return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended)
 
 
@@ -354,16 +363,18 @@ async def evaluate_suite_async(
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
     heatmaps: bool = False,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     step: int | None = None,
 ) -> SuiteResult:
     """`evaluate_suite` for a caller inside an event loop; cancelled, as `evaluate_async` (the benchmarks not yet
     run are left for the next call)."""
+    arguments.flags(fresh=fresh, heatmaps=heatmaps)
+    given, step = arguments.trackers(trackers), arguments.step(step)
     with _in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
-        bind(trackers)
+        bind(given)
         signals = RunSignals(handle=False)
-        call = functools.partial(_suite, base, names, data_root, fresh, False, heatmaps, trackers, step, signals)
+        call = functools.partial(_suite, base, names, data_root, fresh, False, heatmaps, given, step, signals)
         return await event_loop.in_thread(call, signals.stop)
 
 

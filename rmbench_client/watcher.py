@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from . import arguments
 from . import constants as C
 from .api import ConfigSource, evaluate_suite, load_config, with_checkpoint
 from .atomic_write import replacing, write_atomic
@@ -246,7 +247,7 @@ def watch(
     limit: int | None = None,
     role: str | None = None,
     repo_root: str | Path | None = None,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     poll: float = C.WATCH_POLL_S,
     settle: float = C.WATCH_SETTLE_S,
     once: bool = False,
@@ -266,6 +267,8 @@ def watch(
         RunLockedError: another watch writes into `out`.
         ServerError: a checkpoint's server could not be started (the others are not tried).
     """
+    arguments.flags(once=once, handle_signals=handle_signals)
+    given = arguments.trackers(trackers)  # refused now, not at the first checkpoint
     root = Path(directory)
     if not root.is_dir():
         raise ConfigError(f"{root}: no such directory to watch")
@@ -273,7 +276,7 @@ def watch(
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
-    options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": trackers,
+    options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": given,
                "handle_signals": handle_signals}  # fmt: skip
     with RunDirectory(target):
         while True:
