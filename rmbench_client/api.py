@@ -60,11 +60,12 @@ def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None
         if not changes:
             return source
         source = source.to_data(exclude_none=True)
-    if isinstance(source, str | Path):
-        return _load_yaml_config(source, changes)
-    if not isinstance(source, Mapping):
+    if not isinstance(source, str | Path | Mapping):
         raise ConfigError(f"a config is a RunConfig, a YAML path or a mapping, not {type(source).__name__}")
-    return config_of(source, changes, "config")
+    with _in_api_words():  # the checks are the command line's too
+        if isinstance(source, str | Path):
+            return _load_yaml_config(source, changes)
+        return config_of(source, changes, "config")
 
 
 def with_checkpoint(source: ConfigSource, checkpoint: str | Path, *, role: str | None = None) -> RunConfig:
@@ -398,7 +399,7 @@ def rescore(
     files = [paths] if isinstance(paths, str | Path) else list(paths)
     if not files:
         raise DataError("rescore needs at least one score file")
-    with few_blas_threads():
+    with few_blas_threads(), _in_api_words():  # `score`'s checks: its flags named as this function's arguments
         summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
     return scores_of(read_summary(summary, ", ".join(map(str, files))))
 

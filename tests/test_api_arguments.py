@@ -64,3 +64,21 @@ def test_one_tracker_is_taken_as_a_list_of_one_and_a_numpy_step_as_an_integer(tm
     tracker = Recording()
     rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=3, trackers=tracker, step=np.int64(4))
     assert tracker.steps == [4] and type(tracker.steps[0]) is int
+
+
+def test_the_commands_checks_are_said_in_the_apis_words(tmp_path):
+    """A config without a model, and `rescore`'s options, are checked as the command line checks them: the message
+    names the API's keys and arguments, never a flag."""
+    with pytest.raises(rmb.ConfigError) as no_model:
+        rmb.load_config({"type": "reward"})
+    assert "served_model" in str(no_model.value) and "--" not in str(no_model.value)
+    run = rmb.evaluate(BASELINE, data=require_rmbench(), out=tmp_path / "run", limit=3)
+    with pytest.raises(rmb.DataError) as threshold:
+        rmb.rescore(run.run_dir / "samples.jsonl", threshold=0.5)
+    assert "threshold= is for process benchmarks, not rm-bench" in str(threshold.value)
+    assert "--" not in str(threshold.value)
+    records = tmp_path / "scores.jsonl"
+    records.write_text('{"id": "x", "score_chosen": [1, 2, 3], "score_rejected": [0, 1, 2]}\n')
+    with pytest.raises(rmb.DataError) as domain:
+        rmb.rescore(records)
+    assert "domain=NAME" in str(domain.value) and "--" not in str(domain.value)
