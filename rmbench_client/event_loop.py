@@ -72,15 +72,20 @@ def off_loop(
 
     threading.Thread(target=target, name="rmbench-run").start()
     interrupted: BaseException | None = None
-    while not finished.is_set():
-        # not Thread.join: on CPython 3.11 a join interrupted by KeyboardInterrupt leaves the thread marked
+    stopped = False
+    while True:
+        # every call inside the try: a second Ctrl-C may land in any of them, `stop` included (it can be called
+        # again). Not Thread.join: on CPython 3.11 a join interrupted by KeyboardInterrupt leaves the thread marked
         # stopped, and the next join returns at once while the run still runs; an Event's wait can be resumed
         try:
-            finished.wait()
-        except BaseException as exc:  # Ctrl-C, maybe again: the run is stopped once, and waited for to its end
+            if interrupted is not None and not stopped:
+                stop(interrupted)
+                stopped = True
+            if finished.wait():
+                break
+        except BaseException as exc:  # Ctrl-C, maybe again: the run is stopped, and waited for to its end
             if interrupted is None:
                 interrupted = exc
-                stop(exc)
     if interrupted is not None:
         if "error" in done:
             raise interrupted from done["error"]
