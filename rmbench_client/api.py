@@ -23,13 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import arguments, event_loop
 from . import constants as C
-from . import event_loop
 from .config import MAIN_ROLE, RunConfig, config_of
 from .config import load_config as _load_yaml_config
 from .errors import ConfigError, DataError, UserError
 from .examples import Example
-from .interrupts import RunSignals, hand_on
+from .interrupts import Interrupted, RunSignals, hand_on
 from .results import (
     BenchmarkResult,
     Comparison,
@@ -60,11 +60,12 @@ def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None
         if not changes:
             return source
         source = source.to_data(exclude_none=True)
-    if isinstance(source, str | Path):
-        return _load_yaml_config(source, changes)
-    if not isinstance(source, Mapping):
+    if not isinstance(source, str | Path | Mapping):
         raise ConfigError(f"a config is a RunConfig, a YAML path or a mapping, not {type(source).__name__}")
-    return config_of(source, changes, "config")
+    with _in_api_words():  # the checks are the command line's too
+        if isinstance(source, str | Path):
+            return _load_yaml_config(source, changes)
+        return config_of(source, changes, "config")
 
 
 def with_checkpoint(source: ConfigSource, checkpoint: str | Path, *, role: str | None = None) -> RunConfig:
@@ -117,6 +118,18 @@ def _run(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: R
     return _Finished(result, done.signal, done.examples)
 
 
+def _begun(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: RunSignals) -> _Finished:
+    """`_run`, where a signal before the run began (its data loading, its servers' checks) is handed on as one
+    during the scoring is: an aborted result with nothing scored, the run directory as it was."""
+    try:
+        return _run(cfg, fresh, progress, heatmaps, signals)
+    except Interrupted as exc:
+        out = cfg.out_dir()
+        why = f"{exc} before the run began: nothing in {out} was changed"
+        summary = {"benchmark": cfg.benchmark, "model": cfg.model, "complete": False, "scored": 0, "aborted": why}
+        return _Finished(result_of(out, summary, {}), exc.signal, [])
+
+
 def run_config(
     cfg: RunConfig, *, fresh: bool = False, progress: bool = False, heatmaps: bool = True
 ) -> tuple[BenchmarkResult, signal.Signals | None]:
@@ -138,7 +151,7 @@ def _evaluate(
     cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, trackers: Sequence[Tracker], step: int | None,
     signals: RunSignals,
 ) -> BenchmarkResult:  # fmt: skip
-    done = _run(cfg, fresh, progress, heatmaps, signals)
+    done = _begun(cfg, fresh, progress, heatmaps, signals)
     result = _tracked(done, trackers, step)
     if done.signal is not None:  # the outputs are written: the signal goes where it would have gone without the run
         hand_on(done.signal, RunInterrupted(done.signal, result.run_dir, result))
@@ -149,6 +162,15 @@ def _interrupted(signals: RunSignals, exc: BaseException) -> None:
     """The caller's KeyboardInterrupt while its thread waits for a run on another (a running loop's thread): the
     run stops as it would on the signal."""
     signals.stop(f"interrupted ({type(exc).__name__})")
+
+
+def _ended(exc: BaseException, result: BenchmarkResult | SuiteResult) -> BaseException:
+    """What the caller's KeyboardInterrupt becomes once the run it stopped has written its outputs: RunInterrupted
+    carrying the result, as Python's SIGINT default gets during a run in the main thread."""
+    if not isinstance(exc, KeyboardInterrupt) or isinstance(exc, RunInterrupted):
+        return exc
+    where = result.run_dir if isinstance(result, BenchmarkResult) else result.directory
+    return RunInterrupted(signal.SIGINT, where, result)
 
 
 def _evaluation(config: ConfigSource, overrides: Mapping[str, Any] | None, **keys: Any) -> RunConfig:
@@ -167,14 +189,16 @@ def evaluate(
     fresh: bool = False,
     progress: bool = False,
     heatmaps: bool = False,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     step: int | None = None,
     handle_signals: bool = True,
 ) -> BenchmarkResult:
     """Run one benchmark (default: the config's) through the config's servers, as `rmbench-client run` does, and
     return its result. `fresh` forgets the scores stored by earlier runs in the run directory; each tracker logs
-    the result at `step` (a tracker that fails is recorded in `tracker_errors`, never raised). Called where an event
-    loop is running (a notebook), the run has a loop of its own on a thread while this call waits. `heatmaps`:
+    the result at `step` (a tracker that fails is recorded in `tracker_errors`, never raised; `trackers` is a list
+    of trackers, or one). Called where an event
+    loop is running (a notebook), the run has a loop of its own on a thread while this call waits; Ctrl-C there stops
+    the run, and RunInterrupted (with the result) is raised once its outputs are written. `heatmaps`:
     RM-Bench's heatmap PNGs, off by default here (matplotlib costs a checkpoint about 2 s of CPU; `rmbench-client run`
     draws them unless `--no-heatmaps`).
 
@@ -182,20 +206,25 @@ def evaluate(
     the same call resumes it. SIGINT or SIGTERM during the run stop it; once its outputs are written, the signal
     goes to the handler the caller had installed (Python's default for SIGINT raises `RunInterrupted`, a
     KeyboardInterrupt holding the result; a handler of the caller's that returns lets this call return the result).
+    A signal before the run began (while its data loads) is handed on alike, with an aborted result that scored
+    nothing and the run directory as it was.
     `handle_signals=False` leaves both signals to the caller's handlers while the run goes on.
 
     Raises:
+        TypeError: an argument of the wrong type (`fresh="no"`, `step="x"`, `trackers=None`), named.
         ConfigError: an invalid config or option.
         DataError: the benchmark's data is missing or invalid (names the file and record).
         RunLockedError: another run is writing into the same run directory.
         EndpointError: the servers cannot be used at all (unreachable at start, wrong model, rejected key).
     """
+    arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
+    given, step = arguments.trackers(trackers), arguments.step(step)
     with _in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
-        bind(trackers)
+        bind(given)
         signals = RunSignals(handle=handle_signals)
-        call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, trackers, step, signals)
-        return event_loop.off_loop(call, functools.partial(_interrupted, signals))
+        call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, given, step, signals)
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended)
 
 
 async def evaluate_async(
@@ -208,7 +237,7 @@ async def evaluate_async(
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
     heatmaps: bool = False,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     step: int | None = None,
 ) -> BenchmarkResult:
     """`evaluate` for a caller inside an event loop: the run goes on a thread of its own and the caller's loop keeps
@@ -216,11 +245,13 @@ async def evaluate_async(
     timeout, Ctrl-C under `asyncio.run`) stops the run as Ctrl-C does: within a second its outputs are written,
     saying it was cancelled, and its lock released, before the CancelledError reaches the caller; the same call
     then resumes it."""
+    arguments.flags(fresh=fresh, heatmaps=heatmaps)
+    given, step = arguments.trackers(trackers), arguments.step(step)
     with _in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
-        bind(trackers)  # in the caller's thread, where its active run is
+        bind(given)  # in the caller's thread, where its active run is
         signals = RunSignals(handle=False)
-        call = functools.partial(_evaluate, cfg, fresh, False, heatmaps, trackers, step, signals)
+        call = functools.partial(_evaluate, cfg, fresh, False, heatmaps, given, step, signals)
         return await event_loop.in_thread(call, signals.stop)
 
 
@@ -252,7 +283,7 @@ def _suite(
     def run_one(cfg: RunConfig) -> None:
         if ended or signals.cancelled is not None:
             return  # interrupted: the other benchmarks are left for the next call
-        done = _run(cfg, fresh, progress, heatmaps, signals)
+        done = _begun(cfg, fresh, progress, heatmaps, signals)
         results[cfg.benchmark] = _tracked(done, trackers, step)
         if done.signal is not None:
             ended.append(done.signal)
@@ -282,7 +313,7 @@ def evaluate_suite(
     fresh: bool = False,
     progress: bool = False,
     heatmaps: bool = False,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     step: int | None = None,
     handle_signals: bool = True,
 ) -> SuiteResult:
@@ -290,20 +321,23 @@ def evaluate_suite(
     lays it out), or those named, as `rmbench-client suite` does: one run directory per benchmark under `out`
     (default runs/<model>), and `suite.md` / `suite.json` there. A benchmark whose data is malformed is in
     `errors`, one without data in `missing` (a benchmark named without data raises DataError before anything
-    runs); the others still run. Each tracker logs every benchmark at `step`. Signals as in `evaluate`: the
-    benchmarks after the one a signal stopped are left for the next call.
+    runs); the others still run. Each tracker (`trackers`: a list of them, or one) logs every benchmark at `step`.
+    Signals as in `evaluate`: the benchmarks after the one a signal stopped are left for the next call.
 
     Raises:
+        TypeError: an argument of the wrong type, as in `evaluate`.
         ConfigError: an invalid config, option or benchmark name, or a benchmark named that the model cannot score.
         DataError: a benchmark named has no data under `data_root`.
         RunLockedError, EndpointError: as `evaluate`.
     """
+    arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
+    given, step = arguments.trackers(trackers), arguments.step(step)
     with _in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
-        bind(trackers)
+        bind(given)
         signals = RunSignals(handle=handle_signals)
-        call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, trackers, step, signals)
-        return event_loop.off_loop(call, functools.partial(_interrupted, signals))
+        call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, given, step, signals)
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended)
 
 
 def _suite_config(
@@ -330,16 +364,18 @@ async def evaluate_suite_async(
     overrides: Mapping[str, Any] | None = None,
     fresh: bool = False,
     heatmaps: bool = False,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     step: int | None = None,
 ) -> SuiteResult:
     """`evaluate_suite` for a caller inside an event loop; cancelled, as `evaluate_async` (the benchmarks not yet
     run are left for the next call)."""
+    arguments.flags(fresh=fresh, heatmaps=heatmaps)
+    given, step = arguments.trackers(trackers), arguments.step(step)
     with _in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
-        bind(trackers)
+        bind(given)
         signals = RunSignals(handle=False)
-        call = functools.partial(_suite, base, names, data_root, fresh, False, heatmaps, trackers, step, signals)
+        call = functools.partial(_suite, base, names, data_root, fresh, False, heatmaps, given, step, signals)
         return await event_loop.in_thread(call, signals.stop)
 
 
@@ -371,7 +407,7 @@ def rescore(
     files = [paths] if isinstance(paths, str | Path) else list(paths)
     if not files:
         raise DataError("rescore needs at least one score file")
-    with few_blas_threads():
+    with few_blas_threads(), _in_api_words():  # `score`'s checks: its flags named as this function's arguments
         summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
     return scores_of(read_summary(summary, ", ".join(map(str, files))))
 

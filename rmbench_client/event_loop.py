@@ -57,29 +57,49 @@ def _running() -> bool:
     return True
 
 
-def off_loop(call: Callable[[], T], stop: Callable[[BaseException], None]) -> T:
+def off_loop(
+    call: Callable[[], T],
+    stop: Callable[[BaseException], None],
+    ended: Callable[[BaseException, T], BaseException] = lambda exc, _: exc,
+) -> T:
     """`call()` (a whole run, which starts a loop of its own), here; where a loop is already running in this thread,
     on a thread of its own while this one waits. An exception that reaches the waiting thread meanwhile (a
-    KeyboardInterrupt from the caller's handler) is given to `stop`, which ends the run, and raised once it has
-    ended."""
+    KeyboardInterrupt from the caller's handler) is given to `stop`, which ends the run; once the run has ended
+    (its outputs written), `ended(exception, what the call returned)` is raised, or the exception itself when the
+    call raised."""
     if not _running():
         return call()
     done: dict[str, Any] = {}
+    finished = threading.Event()
 
     def target() -> None:
         try:
             done["value"] = call()
         except BaseException as exc:  # handed to the waiting thread
             done["error"] = exc
+        finally:
+            finished.set()
 
-    thread = threading.Thread(target=target, name="rmbench-run")
-    thread.start()
-    try:
-        thread.join()
-    except BaseException as exc:
-        stop(exc)
-        thread.join()
-        raise
+    threading.Thread(target=target, name="rmbench-run").start()
+    interrupted: BaseException | None = None
+    stopped = False
+    while True:
+        # every call inside the try: a second Ctrl-C may land in any of them, `stop` included (it can be called
+        # again). Not Thread.join: on CPython 3.11 a join interrupted by KeyboardInterrupt leaves the thread marked
+        # stopped, and the next join returns at once while the run still runs; an Event's wait can be resumed
+        try:
+            if interrupted is not None and not stopped:
+                stop(interrupted)
+                stopped = True
+            if finished.wait():
+                break
+        except BaseException as exc:  # Ctrl-C, maybe again: the run is stopped, and waited for to its end
+            if interrupted is None:
+                interrupted = exc
+    if interrupted is not None:
+        if "error" in done:
+            raise interrupted from done["error"]
+        raise ended(interrupted, done["value"])
     if "error" in done:
         raise done["error"]
     return done["value"]  # type: ignore[no-any-return]

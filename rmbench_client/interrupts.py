@@ -51,6 +51,7 @@ class RunSignals:
         self.cancelled: str | None = None  # why `stop` was called
         self.touched = False  # the run directory was changed: a signal must let the outputs be written
         self._task: asyncio.Task[Any] | None = None
+        self._cancel_sent = False  # `stop` cancelled the task (once: a second cancel could cut the outputs' writing)
         self._previous: dict[signal.Signals, Any] = {}
         self._lock = threading.Lock()  # `stop` comes from another thread
 
@@ -84,6 +85,7 @@ class RunSignals:
         with self._lock:
             self._task = task
         if task is not None and self.stopped:  # it came while the loop was starting
+            self._cancel_sent = True
             task.cancel()
 
     def touch(self) -> None:
@@ -95,11 +97,13 @@ class RunSignals:
 
     def stop(self, reason: str = CANCELLED) -> None:
         """End the run as a signal would, from any thread: its task is cancelled (at once, or as soon as it
-        starts), and the outputs say `reason`."""
-        if self.stopped:
+        starts), and the outputs say `reason`. Called again after a call that was cut short (a second Ctrl-C
+        raised inside it), it finishes what that one began; the task is cancelled once."""
+        if self.signal is not None or self._cancel_sent:
             return
-        self.cancelled = reason
-        self._cancel_task()
+        if self.cancelled is None:
+            self.cancelled = reason
+        self._cancel_sent = self._cancel_task()
 
     def _cancel_task(self) -> bool:
         with self._lock:

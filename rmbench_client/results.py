@@ -184,6 +184,9 @@ _API_WORDS = (
     (re.compile(r"--data\b"), "data="),
     (re.compile(r"--out\b"), "out="),
     (re.compile(r"--fresh\b"), "fresh=True"),
+    (re.compile(r"pass --model or --served-model\b"), "set its main role's 'served_model'"),
+    (re.compile(r"--threshold\b"), "threshold="),
+    (re.compile(r"--domain NAME\b"), "domain=NAME"),
 )
 
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
 
 from . import constants as C
 from .errors import ConfigError, RmbError, TrackerError
@@ -36,7 +38,8 @@ class Tracker(Protocol):
     which the API calls in the caller's thread before each evaluation (to find the caller's active run there)."""
 
     def log(self, metrics: Mapping[str, float], step: int | None, artifacts: Sequence[Path] = ()) -> None:
-        """Log `metrics` at `step` (None: the tracker's own counter), and the files in `artifacts`."""
+        """Log `metrics` (named `<benchmark>/...`: one benchmark's) at `step` (None: the tracker's own counter), and
+        the files in `artifacts`."""
         ...
 
     def close(self) -> None:
@@ -66,11 +69,37 @@ def _key(name: str) -> str:
     return re.sub(r"[^\w\-./ ]", "_", name)
 
 
+def _benchmark(metrics: Mapping[str, float]) -> str | None:
+    """The benchmark the metrics are of (their names' shared first part), None when they share none."""
+    firsts = {name.split("/", 1)[0] for name in metrics if "/" in name}
+    return _key(firsts.pop()) if len(firsts) == 1 and all("/" in name for name in metrics) else None
+
+
+def _store(uri: str) -> str:
+    """A tracking URI in one spelling: a file store (`file:/x`, `file:///x`, `file://localhost/x`, a plain or
+    relative path) as `file:` and its absolute path; another scheme's URI with its scheme and host in lower case and
+    no trailing slash (MLflow's bare `databricks` names no path)."""
+    if uri in ("databricks", "databricks-uc"):
+        return uri
+    parts = urlsplit(uri)
+    if parts.scheme in ("", "file") and parts.netloc in ("", "localhost"):
+        path = unquote(parts.path) if parts.scheme else uri
+        return "file:" + os.path.realpath(os.path.expanduser(path))
+    return parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()).geturl().rstrip("/")
+
+
+def same_store(a: str, b: str) -> bool:
+    """Two tracking URIs of one store, however each is spelled."""
+    return _store(a) == _store(b)
+
+
 class MLflowTracker:
     """Logs into an MLflow run: `run_id` when given; else the run active in the caller's thread (`mlflow.start_run`)
-    when it is on the same tracking URI; else a run of its own, created on the first `log` in `experiment` at
-    `tracking_uri` (default: MLflow's own setting) and ended by `close`. A step of None is this tracker's own count
-    of its logs (0, 1, ...).
+    when it is on the same store (however each URI spells it: `file:/x`, `file:///x`, `/x`); else a run of its own,
+    created on the first `log` in `experiment` at `tracking_uri` (default: MLflow's own setting) and ended by
+    `close`. A step of None is this tracker's own count
+    of the evaluations that logged through it (0, 1, ...; one API call is one, so a suite's benchmarks share its
+    step; without the API's `bind` between them, each `log` is one). Artifacts go under `step-<step>/<benchmark>/`.
 
     A `file:` URI is MLflow's local store, which MLflow 3 opens only when `MLFLOW_ALLOW_FILE_STORE=true` is in the
     environment: the tracker never sets it (it would change the whole process); the command line does, for its own
@@ -88,7 +117,9 @@ class MLflowTracker:
         self._joined: str | None = None  # the caller's active run
         self._own: str | None = None  # the run it created
         self._bound = False
-        self._logged = 0
+        self._logged = 0  # steps counted so far
+        self._current: int | None = None  # the counted step of the evaluation logging now
+        self._shared = False  # the logs until the next `bind` are of one evaluation (an API call: a suite's)
         self._client: Any = None
 
     @property
@@ -97,19 +128,27 @@ class MLflowTracker:
         return self._given or self._joined or self._own
 
     def bind(self) -> None:
-        """The run active in this thread, if any, is the one to log into."""
+        """An evaluation begins (its logs share a counted step); the run active in this thread, if any, is the one
+        to log into."""
+        self._current, self._shared = None, True
+        self._join()
+
+    def _join(self) -> None:
         self._bound = True
         self._joined = None
         mlflow: Any = sys.modules.get("mlflow")  # a run can be active only where the caller imported MLflow
         active = mlflow.active_run() if mlflow is not None else None
-        if active is not None and self.tracking_uri in (None, mlflow.get_tracking_uri()):  # not another store's
+        # not another store's; one store may be spelled in several ways (file:/x, file:///x, /x)
+        if active is not None and (
+            self.tracking_uri is None or same_store(self.tracking_uri, mlflow.get_tracking_uri())
+        ):
             self._joined = active.info.run_id
 
     def _target(self) -> tuple[Any, str]:
         if self._client is None:
             self._client = _library("mlflow.tracking", "mlflow").MlflowClient(tracking_uri=self.tracking_uri)
         if not self._bound:
-            self.bind()
+            self._join()
         found = self._given or self._joined
         if found is None:
             if self._own is None:
@@ -122,14 +161,19 @@ class MLflowTracker:
     def log(self, metrics: Mapping[str, float], step: int | None, artifacts: Sequence[Path] = ()) -> None:
         client, run_id = self._target()
         entities = _library("mlflow.entities", "mlflow")
-        at = step if step is not None else self._logged
-        self._logged += 1
+        if self._current is None:  # the evaluation's first log counts a step, whether it is given one or not
+            self._current, self._logged = self._logged, self._logged + 1
+        at = step if step is not None else self._current
+        if not self._shared:
+            self._current = None
         now = int(time.time() * 1000)
         batch = [entities.Metric(_key(k), float(v), now, at) for k, v in metrics.items()]
         for i in range(0, len(batch), C.TRACKER_BATCH):  # MLflow takes at most 1000 metrics a call
             client.log_batch(run_id, metrics=batch[i : i + C.TRACKER_BATCH])
+        # per benchmark: a suite's benchmarks log at one step, each its own summary.json
+        folder = f"step-{at}" if (name := _benchmark(metrics)) is None else f"step-{at}/{name}"
         for path in artifacts:
-            client.log_artifact(run_id, str(path), artifact_path=f"step-{at}")
+            client.log_artifact(run_id, str(path), artifact_path=folder)
 
     def close(self) -> None:
         """End the run it created (a given or joined run stays as it is)."""

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from . import arguments
 from . import constants as C
 from .api import ConfigSource, evaluate_suite, load_config, with_checkpoint
 from .atomic_write import replacing, write_atomic
@@ -192,10 +193,10 @@ def write_table(out: Path, model: str, rows: Sequence[WatchRow]) -> None:
 
 
 def _chart(path: Path, model: str, names: Sequence[str], rows: Sequence[WatchRow]) -> None:
-    from .benchmarks.shared.formatting import pyplot
+    from .benchmarks.shared.formatting import figure
 
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    fig = figure(figsize=(7.0, 4.2))
+    ax = fig.subplots()
     for name in names:
         points = []  # (step, headline %, low %, high %)
         for i, r in enumerate(rows):
@@ -215,11 +216,8 @@ def _chart(path: Path, model: str, names: Sequence[str], rows: Sequence[WatchRow
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    try:
-        with replacing(path) as tmp:
-            fig.savefig(tmp, format="png", dpi=110)
-    finally:
-        plt.close(fig)
+    with replacing(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110)
 
 
 def evaluate_checkpoint(
@@ -262,7 +260,7 @@ def watch(
     limit: int | None = None,
     role: str | None = None,
     repo_root: str | Path | None = None,
-    trackers: Sequence[Tracker] = (),
+    trackers: Sequence[Tracker] | Tracker = (),
     poll: float = C.WATCH_POLL_S,
     settle: float = C.WATCH_SETTLE_S,
     once: bool = False,
@@ -283,6 +281,8 @@ def watch(
         RunLockedError: another watch writes into `out`.
         ServerError: a checkpoint's server could not be started (the others are not tried).
     """
+    arguments.flags(once=once, handle_signals=handle_signals)
+    given = arguments.trackers(trackers)  # refused now, not at the first checkpoint
     root = Path(directory)
     if not root.is_dir():
         raise ConfigError(f"{root}: {'not a directory' if root.exists() else 'no such directory'} to watch")
@@ -294,7 +294,7 @@ def watch(
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
-    options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": trackers,
+    options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": given,
                "handle_signals": handle_signals}  # fmt: skip
     with RunDirectory(target):
         while True:

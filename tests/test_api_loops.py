@@ -7,13 +7,16 @@ caught goes on to the handler the caller had installed once the outputs are writ
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import json
+import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -166,3 +169,99 @@ def test_a_caught_signal_goes_on_to_the_callers_handler(slow, data, tmp_path, mo
         assert json.loads(stdout.splitlines()[-1]) == {"raised": "aborted", "run_dir": str(out)}
     else:  # the system's default: the process ends by the signal, as it would have without the run
         assert proc.returncode == -signal.SIGTERM, stderr
+
+
+@contextlib.contextmanager
+def loading_held(fifo: Path) -> Iterator[Callable[[], bool]]:
+    """The data file is a named pipe: a run reading it is held in its data loading until the block ends. Yields
+    whether a reader has it open (then, with this writer open and nothing written, the reader waits in its read)."""
+    os.mkfifo(fifo)
+    writer: list[int] = []
+
+    def reading() -> bool:
+        try:
+            writer.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError as exc:  # ENXIO: nobody reads it yet
+            if exc.errno != errno.ENXIO:
+                raise
+            return False
+        return True
+
+    try:
+        yield reading
+    finally:
+        for fd in writer:
+            os.close(fd)
+
+
+@pytest.mark.parametrize(
+    ("mode", "sig"),
+    [("handler", signal.SIGTERM), ("default", signal.SIGINT), ("default", signal.SIGTERM)],
+    ids=["the script's SIGTERM handler", "python's SIGINT default", "the system's SIGTERM default"],
+)
+def test_a_signal_while_the_data_loads_goes_on_to_the_callers_handler(tmp_path, mode, sig):
+    """Before the run began (its data loading), as during its scoring: the caller's handler gets the signal (the call
+    then returns an aborted result with nothing scored), Python's SIGINT default raises RunInterrupted, the
+    system's SIGTERM default ends the process; the run directory is not touched."""
+    fifo, out = tmp_path / "pairs.jsonl", tmp_path / "run"
+    baseline = {"model": "baseline:random", "benchmark": "pairwise", "data": str(fifo)}
+    with loading_held(fifo) as reading:
+        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SCRIPT), json.dumps(baseline), str(out), mode],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            wait_until(lambda: reading() or proc.poll() is not None)
+            proc.send_signal(sig)
+            stdout, stderr = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+    assert not out.exists()
+    if mode == "handler":
+        assert proc.returncode == 0, stderr
+        assert json.loads(stdout.splitlines()[-1]) == {"status": "aborted", "seen": [{"signal": sig.value,
+                                                                                       "outputs": False}]}  # fmt: skip
+    elif sig is signal.SIGINT:
+        assert proc.returncode == 130, stderr
+        assert json.loads(stdout.splitlines()[-1]) == {"raised": "aborted", "run_dir": str(out)}
+    else:
+        assert proc.returncode == -signal.SIGTERM, stderr
+
+
+NOTEBOOK = """
+import asyncio, json, os, sys, threading
+import rmbench_client as rmb
+
+config, out = json.loads(sys.argv[1]), sys.argv[2]
+
+async def cell():  # a notebook kernel's cell: its loop running, Python's default SIGINT handler
+    return rmb.evaluate(config, out=out)
+
+print("ready", flush=True)
+try:
+    asyncio.new_event_loop().run_until_complete(cell())
+except rmb.RunInterrupted as exc:
+    print(json.dumps({"raised": exc.result.status, "run_dir": str(exc.run_dir),
+                      "summary": os.path.exists(os.path.join(out, "summary.json")),
+                      "runs": [t.name for t in threading.enumerate() if t.name == "rmbench-run"]}), flush=True)
+"""
+
+
+def test_ctrl_c_in_a_notebook_cell_returns_once_the_run_has_written_its_outputs(slow, data, tmp_path):
+    """The sync call inside a running loop waits on the run's thread: Ctrl-C stops the run, and the
+    KeyboardInterrupt (RunInterrupted, carrying the result) reaches the cell only once the outputs are written and
+    the run's thread has ended (a second Ctrl-C meanwhile: tests/test_event_loop.py)."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(NOTEBOOK), json.dumps(config(slow, data)), str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        wait_until(lambda: slow.units >= 30 and proc.poll() is None)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    said = json.loads(stdout.splitlines()[-1])
+    assert said == {"raised": "aborted", "run_dir": str(out), "summary": True, "runs": []}
+    s = summary(out)
+    assert s["aborted"] == "interrupted (KeyboardInterrupt)" and 0 < s["scored"] < PROMPTS

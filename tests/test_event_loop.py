@@ -1,10 +1,15 @@
-"""The event loop a run uses: uvloop where it is installed, asyncio's own when asked for or where it is not."""
+"""The event loop a run uses: uvloop where it is installed, asyncio's own when asked for or where it is not; a run
+called where a loop is running waits on its own thread to its end, Ctrl-C or not."""
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 import os
+import subprocess
+import sys
+import textwrap
 from typing import Any
 
 import pytest
@@ -54,3 +59,48 @@ def test_an_unknown_value_is_one_error_before_the_run_directory_is_made(tmp_path
     one_error_line(proc, 2, f"{C.EVENT_LOOP_ENV}='foo': not an event loop (asyncio or uvloop")
     assert not out.exists()
     assert cli(*args, env={**os.environ, C.EVENT_LOOP_ENV: "asyncio"}).returncode == 0
+
+
+SECOND_CTRL_C = """
+import asyncio, json, os, signal, threading, time
+from rmbench_client import event_loop
+
+said, release = [], threading.Event()
+
+def run():  # a run that takes its time to write its outputs once stopped
+    time.sleep(0.5)  # the caller is waiting by then
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
+    release.wait(5)  # a stop that was lost: the run still ends, late
+    time.sleep(0.3)
+    said.append("outputs written")
+    return "result"
+
+def stop(exc):  # the second Ctrl-C comes while the run is being stopped: it lands inside this call
+    said.append(f"stop {type(exc).__name__}")
+    if said.count(said[-1]) == 1:
+        os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.1)
+    release.set()
+
+async def cell():
+    return event_loop.off_loop(run, stop, lambda exc, value: RuntimeError(f"{type(exc).__name__} after {value}"))
+
+try:
+    asyncio.new_event_loop().run_until_complete(cell())
+except BaseException as exc:
+    said.append(f"raised {exc}")
+alive = [t.name for t in threading.enumerate() if t.name == "rmbench-run"]
+print(json.dumps({"said": said, "alive": alive}))
+"""
+
+
+def test_a_second_ctrl_c_while_the_run_stops_still_waits_for_its_end():
+    """A Ctrl-C inside the stopping itself (the window where a second press lands) neither leaves the wait early
+    nor loses the stop: the exception goes up only after the run's thread has ended (a subprocess: real SIGINTs,
+    Python's default handler)."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(SECOND_CTRL_C)], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout.splitlines()[-1])
+    assert found["alive"] == [] and found["said"][-2:] == ["outputs written", "raised KeyboardInterrupt after result"]
+    assert set(found["said"][:-2]) == {"stop KeyboardInterrupt"}

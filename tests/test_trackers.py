@@ -54,9 +54,9 @@ def test_mlflow_creates_its_own_run_only_without_one_and_logs_at_each_step(tmp_p
     assert found["rm-bench/headline"] == {10: first.headline.value, 20: second.headline.value, 2: third.headline.value}
     assert found["rm-bench/groups/chat/hard"][10] == first.metrics()["rm-bench/groups/chat/hard"]
     assert found["rm-bench/complete"] == {10: 0.0, 20: 0.0, 2: 0.0}
-    artifacts = list((tmp_path / "mlruns").rglob("step-10/summary.json"))
+    artifacts = list((tmp_path / "mlruns").rglob("step-10/rm-bench/summary.json"))
     assert len(artifacts) == 1 and json.loads(artifacts[0].read_text())["overall"] == first.summary["overall"]
-    assert list((tmp_path / "mlruns").rglob("step-10/report.html"))  # the report page
+    assert list((tmp_path / "mlruns").rglob("step-10/rm-bench/report.html"))  # the report page
     from mlflow.tracking import MlflowClient
 
     assert MlflowClient(tracking_uri=uri).get_run(run_id).info.status == "FINISHED"  # close ended its own run
@@ -98,6 +98,29 @@ def test_the_callers_active_mlflow_run_stays_the_callers(tmp_path, monkeypatch):
     assert first.tracker_errors == second.tracker_errors == ()
 
 
+@pytest.mark.parametrize("spelling", ["file://{}", "{}", "file://localhost{}/"], ids=["file:///", "path", "localhost"])
+def test_the_active_run_is_joined_however_its_store_is_spelled(tmp_path, monkeypatch, spelling):
+    """The script set `file:/x`, the tracker was given `file:///x` (or the plain path): one store, the run joined."""
+    import mlflow
+
+    data = require_rmbench()
+    monkeypatch.setenv(ALLOW, "true")
+    store = tmp_path / "mlruns"
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(f"file:{store}")
+    mlflow.set_experiment("training")
+    tracker = rmb.MLflowTracker(spelling.format(store))
+    try:
+        with mlflow.start_run() as run:
+            result = rmb.evaluate(BASELINE, data=data, out=tmp_path / "a", limit=4, trackers=[tracker], step=5)
+            tracker.close()
+    finally:
+        mlflow.set_tracking_uri(previous)
+    assert result.tracker_errors == () and tracker.run_id == run.info.run_id
+    runs = mlflow_runs(f"file:{store}", "training")
+    assert list(runs) == [run.info.run_id] and runs[run.info.run_id]["rm-bench/headline"] == {5: result.headline.value}
+
+
 def test_a_refused_store_costs_nothing_and_the_tracker_sets_no_environment(tmp_path, monkeypatch):
     """Without MLFLOW_ALLOW_FILE_STORE, MLflow 3 refuses its file store: the result comes back whole with the
     refusal recorded, its files written, and the tracker has not allowed the store behind the caller's back."""
@@ -112,6 +135,32 @@ def test_a_refused_store_costs_nothing_and_the_tracker_sets_no_environment(tmp_p
     assert error.startswith("MLflowTracker: MlflowException") and ALLOW in error
     assert result.scored == 5 and result.status == "partial" and (tmp_path / "run" / "summary.json").is_file()
     assert rmb.load_result(tmp_path / "run").headline == result.headline
+
+
+def test_a_suites_benchmarks_share_its_step_and_keep_their_own_artifacts(tmp_path, monkeypatch):
+    """Each benchmark's summary.json under step-<step>/<benchmark>/ (none overwrites another's); without a step,
+    one suite call is one step of the tracker's count, all its benchmarks at it."""
+    data = require_rmbench()
+    monkeypatch.setenv(ALLOW, "true")
+    uri = f"file:{tmp_path / 'mlruns'}"
+    tracker = rmb.MLflowTracker(uri, experiment="suite")
+    names = ["rm-bench", "judgebench"]
+    try:
+        at_7 = rmb.evaluate_suite(BASELINE, benchmarks=names, data_root=data.parent, out=tmp_path / "a", limit=4,
+                                  trackers=[tracker], step=7)  # fmt: skip
+        counted = [rmb.evaluate_suite(BASELINE, benchmarks=names, data_root=data.parent, out=tmp_path / out, limit=4,
+                                      trackers=[tracker]) for out in ("b", "c")]  # fmt: skip
+    finally:
+        tracker.close()
+    for suite in (at_7, *counted):
+        assert sorted(suite.results) == sorted(names) and all(not r.tracker_errors for r in suite.results.values())
+    for name in names:
+        (summary,) = (tmp_path / "mlruns").rglob(f"step-7/{name}/summary.json")
+        assert json.loads(summary.read_text())["benchmark"] == name
+    ((_, found),) = mlflow_runs(uri, "suite").items()
+    for name in names:  # the first call counted step 0; the next two, steps 1 and 2
+        assert set(found[f"{name}/headline"]) == {7, 1, 2}
+        assert list((tmp_path / "mlruns").rglob(f"step-2/{name}/summary.json"))
 
 
 class Raising:

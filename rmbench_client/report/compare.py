@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.table import Table
 
 from .. import constants as C
-from ..benchmarks.shared.formatting import fitted_tables, percent, pyplot
+from ..benchmarks.shared.formatting import figure, fitted_tables, percent
 from ..comparison import PairedDifferences, Run
 from ..errors import DataError
 from ..run_directory import make_directory, reporting
@@ -115,12 +115,11 @@ def bar_chart(runs: Sequence[Run], path: str | Path, diffs: PairedDifferences | 
     bar that differs significantly from the first run's (given `diffs`)."""
     import numpy as np
 
-    plt = pyplot()
-
     groups, bars = chart_bars(runs, diffs)
     width = 0.8 / len(bars)
     x = np.arange(len(groups))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.5 + len(groups) * (0.4 + 0.35 * len(bars))), 4.8))
+    fig = figure(figsize=(max(6.0, 1.5 + len(groups) * (0.4 + 0.35 * len(bars))), 4.8))
+    ax = fig.subplots()
     for k, run in enumerate(bars):
         values = np.array(run.values)
         ci = np.array(run.intervals).reshape(-1, 2)
@@ -143,9 +142,6 @@ def bar_chart(runs: Sequence[Run], path: str | Path, diffs: PairedDifferences | 
     fig.tight_layout()
     out = Path(path)
     make_directory(out.parent, "the chart's directory")  # a --chart of /dev/null/x/c.png: one line
-    try:
-        with reporting(out.parent, f"writing {out.name}", "the chart's directory"):
-            fig.savefig(out, dpi=C.CHART_DPI)
-    finally:
-        plt.close(fig)
+    with reporting(out.parent, f"writing {out.name}", "the chart's directory"):
+        fig.savefig(out, dpi=C.CHART_DPI)
     return out

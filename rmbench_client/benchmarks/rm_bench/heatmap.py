@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from msgspec import UnsetType
 
-from ..shared.formatting import pyplot
+from ..shared.formatting import figure
 from ..shared.tables import known
 from .constants import HEATMAP_DPI, HEATMAP_FILE, STYLES
 from .scoring import level_values
@@ -30,13 +29,14 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "unnamed"
 
 
-def _plot(plt: Any, matrix: list[list[float]], title: str, path: Path) -> None:
+def _plot(matrix: list[list[float]], title: str, path: Path) -> None:
     import numpy as np
     from matplotlib.patches import Patch, Rectangle
 
     m = 100 * np.asarray(matrix, dtype=float)
     styles = STYLES
-    fig, ax = plt.subplots(figsize=(6.4, 5.6), layout="constrained")
+    fig = figure(figsize=(6.4, 5.6), layout="constrained")
+    ax = fig.subplots()
     image = ax.imshow(m, cmap="RdYlGn", vmin=0, vmax=100)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="chosen beats rejected (%)")
     for i in range(3):
@@ -73,7 +73,6 @@ def _plot(plt: Any, matrix: list[list[float]], title: str, path: Path) -> None:
     ]
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, fontsize=8, frameon=False)
     fig.savefig(path, dpi=HEATMAP_DPI, bbox_inches="tight", pad_inches=0.15)
-    plt.close(fig)
 
 
 def _title(model: str, name: str, block: Domain | Overall) -> str:
@@ -88,7 +87,6 @@ def write_heatmaps(summary: RMBenchSummary, out_dir: Path, title: str) -> list[P
     """Write heatmap-<domain>.png for each domain and heatmap-overall.png; [] for a summary without domains."""
     if not summary.domains:  # no matrix to draw
         return []
-    plt = pyplot()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     panels: list[tuple[str, Domain | Overall, list[list[float]]]] = [
@@ -99,6 +97,6 @@ def write_heatmaps(summary: RMBenchSummary, out_dir: Path, title: str) -> list[P
     written = []
     for name, block, matrix in panels:
         path = out_dir / HEATMAP_FILE.format(name=_safe(name))
-        _plot(plt, matrix, _title(title, name, block), path)
+        _plot(matrix, _title(title, name, block), path)
         written.append(path)
     return written

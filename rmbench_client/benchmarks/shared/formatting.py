@@ -1,5 +1,5 @@
 """How every report writes a number: a fraction in [0, 1] as a percent, with half its 95% interval when known;
-and the matplotlib figures' one setup (files only, no display)."""
+and the matplotlib figures' one setup (files only, no display, nothing of pyplot's)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,16 @@ def percent(value: float | None, ci: Sequence[float] | None = None, digits: int 
     return text
 
 
-def pyplot() -> Any:
-    """matplotlib.pyplot on the file-only Agg backend (imported on first use: it costs about a second)."""
-    import matplotlib
+def figure(**options: Any) -> Any:
+    """A matplotlib Figure drawn by Agg, to be saved to a file (`options`: Figure's, e.g. figsize). Not through pyplot:
+    its backend and current figure are the caller's (a notebook's inline plots), and a figure pyplot never held
+    needs no closing. matplotlib is imported on first use: it costs about a second."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(**options)
+    FigureCanvasAgg(fig)  # attaches itself as fig.canvas
+    return fig
 
 
 def fitted_tables(title: str | None, header: list[str], rows: list[list[str]], width: int) -> list[Any]:

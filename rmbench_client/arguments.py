@@ -1,0 +1,43 @@
+"""The API's own arguments checked where they come in: a wrong type is the caller's mistake, named by its argument
+(`fresh= must be True or False, not 'no'`), not an error from deep inside a run, nor a value taken for another
+(`fresh="no"` is truthy: it would wipe the stored scores)."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+from .trackers import Tracker
+
+
+def flags(**values: Any) -> None:
+    """Each of `values` (by its argument's name) must be True or False."""
+    for name, value in values.items():
+        if not isinstance(value, bool):
+            raise TypeError(f"{name}= must be True or False, not {value!r}")
+
+
+def step(value: Any) -> int | None:
+    """A tracker step: None or an integer (numpy's included: a trainer's counter), never a bool."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"step= must be an integer or None, not {value!r}")
+    return int(value)
+
+
+def _is_tracker(value: Any) -> bool:
+    return callable(getattr(value, "log", None)) and callable(getattr(value, "close", None))
+
+
+def trackers(value: Any) -> tuple[Tracker, ...]:
+    """The trackers: a sequence of them, or one (taken as a sequence of one)."""
+    if _is_tracker(value):
+        return (value,)
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise TypeError(f"trackers= takes a list of trackers (or one tracker), not {value!r}")
+    wrong = [t for t in value if not _is_tracker(t)]
+    if wrong:
+        raise TypeError(f"trackers= holds {wrong[0]!r}, which is no tracker (it needs log() and close() methods)")
+    return tuple(value)

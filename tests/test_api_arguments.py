@@ -1,0 +1,84 @@
+"""The API refuses what it cannot take in its own words: an argument of the wrong type is a TypeError naming the
+argument, before anything runs (`fresh="no"` is not taken for true: it would wipe the stored scores), and a
+mistake in the config or an option is said with the API's names, not the command line's flags. Baseline runs and
+files only; only `rmbench_client`'s public names are used."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+from helpers_data import require_rmbench
+
+import rmbench_client as rmb
+
+BASELINE = {"model": "baseline:random", "benchmark": "rm-bench"}
+
+
+class Recording:
+    """A tracker that keeps the steps it is given."""
+
+    def __init__(self) -> None:
+        self.steps: list[int | None] = []
+
+    def log(self, metrics: Mapping[str, float], step: int | None, artifacts: Sequence[Path] = ()) -> None:
+        self.steps.append(step)
+
+    def close(self) -> None:
+        pass
+
+
+WRONG = [
+    ({"trackers": None}, "trackers= takes a list of trackers (or one tracker), not None"),
+    ({"trackers": "mlflow"}, "trackers= takes a list of trackers (or one tracker), not 'mlflow'"),
+    ({"trackers": [42]}, "trackers= holds 42, which is no tracker"),
+    ({"fresh": "no"}, "fresh= must be True or False, not 'no'"),
+    ({"fresh": 1}, "fresh= must be True or False, not 1"),
+    ({"heatmaps": None}, "heatmaps= must be True or False, not None"),
+    ({"step": "x"}, "step= must be an integer or None, not 'x'"),
+    ({"step": 1.5}, "step= must be an integer or None, not 1.5"),
+    ({"handle_signals": None}, "handle_signals= must be True or False, not None"),
+]
+
+
+@pytest.mark.parametrize(("keys", "said"), WRONG, ids=[", ".join(f"{k}={v!r}" for k, v in w[0].items()) for w in WRONG])
+def test_a_wrong_argument_type_is_refused_by_its_name_before_anything_runs(tmp_path, keys, said):
+    data = require_rmbench()
+    out = tmp_path / "run"
+    kept = rmb.evaluate(BASELINE, data=data, out=out, limit=3)  # scores that a wrong `fresh` must not wipe
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.evaluate(BASELINE, data=data, out=out, limit=3, **keys)
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.evaluate_suite(BASELINE, benchmarks=["rm-bench"], data_root=data.parent, out=tmp_path / "s", **keys)
+    assert not (tmp_path / "s").exists()
+    again = rmb.evaluate(BASELINE, data=data, out=out, limit=3)
+    assert again.scored == kept.scored == 3 and again.sent == 0  # nothing was forgotten
+
+
+def test_one_tracker_is_taken_as_a_list_of_one_and_a_numpy_step_as_an_integer(tmp_path):
+    import numpy as np
+
+    data = require_rmbench()
+    tracker = Recording()
+    rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=3, trackers=tracker, step=np.int64(4))
+    assert tracker.steps == [4] and type(tracker.steps[0]) is int
+
+
+def test_the_commands_checks_are_said_in_the_apis_words(tmp_path):
+    """A config without a model, and `rescore`'s options, are checked as the command line checks them: the message
+    names the API's keys and arguments, never a flag."""
+    with pytest.raises(rmb.ConfigError) as no_model:
+        rmb.load_config({"type": "reward"})
+    assert "served_model" in str(no_model.value) and "--" not in str(no_model.value)
+    run = rmb.evaluate(BASELINE, data=require_rmbench(), out=tmp_path / "run", limit=3)
+    with pytest.raises(rmb.DataError) as threshold:
+        rmb.rescore(run.run_dir / "samples.jsonl", threshold=0.5)
+    assert "threshold= is for process benchmarks, not rm-bench" in str(threshold.value)
+    assert "--" not in str(threshold.value)
+    records = tmp_path / "scores.jsonl"
+    records.write_text('{"id": "x", "score_chosen": [1, 2, 3], "score_rejected": [0, 1, 2]}\n')
+    with pytest.raises(rmb.DataError) as domain:
+        rmb.rescore(records)
+    assert "domain=NAME" in str(domain.value) and "--" not in str(domain.value)
