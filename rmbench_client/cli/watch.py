@@ -99,15 +99,17 @@ def _terminate_as_interrupt(signum: int, frame: FrameType | None) -> None:
 def cmd_watch(args: argparse.Namespace, console: Console) -> int:
     """Exit 0 once every checkpoint tried is done, 1 when one was not evaluated to the end (it is tried again by
     the next watch)."""
+    from ..config import load_config
     from ..watcher import TABLE_MD, watch
 
+    config = load_config(args.config)  # read here: its errors in the command line's words (the API says out=)
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
     on = trackers(args)
     # the command line's own process: SIGTERM ends the watch as Ctrl-C does (the servers it started are stopped);
     # a run that catches it writes its outputs first, then hands it here
     previous = signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
-        rows = watch(args.directory, args.config, out=args.out, benchmarks=names, data_root=args.data,
+        rows = watch(args.directory, config, out=args.out, benchmarks=names, data_root=args.data,
                      limit=args.limit, role=args.role, trackers=on, poll=args.poll, settle=args.settle,
                      once=args.once)  # fmt: skip
     finally:
