@@ -4,36 +4,31 @@ and one error line naming the flag, exit 2), never found later in a traceback.""
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
+
+
+def _number(text: str, inside: Callable[[float], bool], what: str) -> float:
+    """`text` as a float that `inside` accepts, else argparse's error saying the value is not `what`."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")  # accepted by no range
+    if not inside(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+    return value
 
 
 def unit_interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number from 0 to 1")
-    return value
+    return _number(text, lambda v: 0.0 <= v <= 1.0, "a number from 0 to 1")
 
 
 def seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
-    return value
+    return _number(text, lambda v: 0.0 < v < math.inf, "a number of seconds above 0")
 
 
 def seconds_or_zero(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds, 0 or more")
-    return value
+    return _number(text, lambda v: 0.0 <= v < math.inf, "a number of seconds, 0 or more")
 
 
 def seed(text: str) -> int:
