@@ -19,8 +19,8 @@ _EXPORTS = {
     "evaluate_async": "api",
     "evaluate_suite": "api",
     "evaluate_suite_async": "api",
-    "rescore": "api",
-    "compare": "api",
+    "rescore": "analysis",
+    "compare": "analysis",
     "load_config": "api",
     "with_checkpoint": "api",
     "ConfigSource": "api",
@@ -93,15 +93,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # the same names, as type checkers and readers see them
+    from .analysis import compare, rescore
     from .api import (
         ConfigSource,
-        compare,
         evaluate,
         evaluate_async,
         evaluate_suite,
         evaluate_suite_async,
         load_config,
-        rescore,
         with_checkpoint,
     )
     from .comparison import Difference

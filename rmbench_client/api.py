@@ -15,33 +15,26 @@ the caller's: its signal handlers get the signals a run caught once its outputs 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import signal
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import arguments, event_loop
-from . import constants as C
 from .config import MAIN_ROLE, RunConfig, config_of
 from .config import load_config as _load_yaml_config
-from .errors import ConfigError, DataError, UserError
+from .errors import ConfigError, DataError
 from .examples import Example
 from .interrupts import Interrupted, RunSignals, hand_on
 from .results import (
     BenchmarkResult,
-    Comparison,
-    Estimate,
     RunInterrupted,
-    Scores,
     SuiteResult,
-    api_words,
+    in_api_words,
     result_of,
-    scores_of,
 )
-from .summary import read_summary
 from .trackers import Tracker, bind, logged, report_page
 
 ConfigSource = RunConfig | str | Path | Mapping[str, Any]
@@ -62,7 +55,7 @@ def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None
         source = source.to_data(exclude_none=True)
     if not isinstance(source, str | Path | Mapping):
         raise ConfigError(f"a config is a RunConfig, a YAML path or a mapping, not {type(source).__name__}")
-    with _in_api_words():  # the checks are the command line's too
+    with in_api_words():  # the checks are the command line's too
         if isinstance(source, str | Path):
             return _load_yaml_config(source, changes)
         return config_of(source, changes, "config")
@@ -91,16 +84,6 @@ def _text(path: str | Path | None) -> str | None:
 
 def _overridden(source: ConfigSource, **keys: Any) -> RunConfig:
     return load_config(source, {k: v for k, v in keys.items() if v is not None})
-
-
-@contextlib.contextmanager
-def _in_api_words() -> Iterator[None]:
-    """A user's mistake raised in the API's words (`limit=40`, `out=`), not the command line's."""
-    try:
-        yield
-    except UserError as exc:
-        exc.args = tuple(api_words(a) if isinstance(a, str) else a for a in exc.args)
-        raise
 
 
 @dataclass(frozen=True)
@@ -219,7 +202,7 @@ def evaluate(
     """
     arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
     given, step = arguments.trackers(trackers), arguments.step(step)
-    with _in_api_words():
+    with in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         bind(given)
         signals = RunSignals(handle=handle_signals)
@@ -247,7 +230,7 @@ async def evaluate_async(
     then resumes it."""
     arguments.flags(fresh=fresh, heatmaps=heatmaps)
     given, step = arguments.trackers(trackers), arguments.step(step)
-    with _in_api_words():
+    with in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         bind(given)  # in the caller's thread, where its active run is
         signals = RunSignals(handle=False)
@@ -332,7 +315,7 @@ def evaluate_suite(
     """
     arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
     given, step = arguments.trackers(trackers), arguments.step(step)
-    with _in_api_words():
+    with in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         bind(given)
         signals = RunSignals(handle=handle_signals)
@@ -371,7 +354,7 @@ async def evaluate_suite_async(
     run are left for the next call)."""
     arguments.flags(fresh=fresh, heatmaps=heatmaps)
     given, step = arguments.trackers(trackers), arguments.step(step)
-    with _in_api_words():
+    with in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         bind(given)
         signals = RunSignals(handle=False)
@@ -379,80 +362,12 @@ async def evaluate_suite_async(
         return await event_loop.in_thread(call, signals.stop)
 
 
-def _check_seed(seed: int) -> None:
-    """A seed numpy's generators refuse (-1) is the caller's mistake, said before any file is read."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ConfigError(f"seed={seed!r}: a seed is an integer, 0 or more")
-
-
-def rescore(
-    paths: str | Path | Sequence[str | Path],
-    *,
-    domain: str | None = None,
-    seed: int = 0,
-    threshold: float | None = None,
-) -> Scores:
-    """Re-score saved per-sample files (a run's `samples.jsonl`, a benchmark's own score files, or results files),
-    as `rmbench-client score` does. `domain`: RM-Bench's domain for records that carry none; `threshold`: a process
-    benchmark's step threshold.
-
-    Raises:
-        ConfigError: `seed` is no integer of 0 or more.
-        DataError: a file is unreadable or not a score file (names the file and record).
-    """
-    from .blas_threads import few_blas_threads
-    from .score_files import summarize
-
-    _check_seed(seed)
-    files = [paths] if isinstance(paths, str | Path) else list(paths)
-    if not files:
-        raise DataError("rescore needs at least one score file")
-    with few_blas_threads(), _in_api_words():  # `score`'s checks: its flags named as this function's arguments
-        summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
-    return scores_of(read_summary(summary, ", ".join(map(str, files))))
-
-
-def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comparison:
-    """Runs of one benchmark (run directories or summary files; the first is the reference) side by side, as
-    `rmbench-client compare` shows them: compare's headline numbers with their intervals, whether each run is
-    complete, and each later run's paired differences against the first (with their 95% intervals and p-values;
-    `seed`: the resampling's) where its samples.jsonl allows the test.
-
-    Raises:
-        TypeError: `runs` is one path, not a sequence of them.
-        ConfigError: `seed` is no integer of 0 or more.
-        DataError: a path is no run, or the runs are of different benchmarks.
-    """
-    from .comparison import compared, load_runs, notes
-
-    if isinstance(runs, str | Path):
-        raise TypeError(f"compare takes a sequence of runs, not one path: compare([{str(runs)!r}, ...])")
-    _check_seed(seed)
-    loaded = load_runs(list(runs))
-    paired, why_not = compared(loaded, seed=seed)
-    scores = [scores_of(run.summary) for run in loaded]
-    columns = tuple(dict.fromkeys(c for s in scores for c, e in s.headlines.items() if e.value is not None))
-    return Comparison(
-        benchmark=scores[0].benchmark,
-        columns=columns,
-        models=tuple(run.name for run in loaded),
-        rows=tuple({c: s.headlines.get(c, Estimate(None)) for c in columns} for s in scores),
-        complete=tuple(bool(run.summary.info.complete) for run in loaded),
-        differences=paired.differences if paired else (),
-        shared=paired.shared if paired else None,
-        left_out=paired.left_out if paired else (),
-        notes=(*notes(loaded), *why_not),
-    )
-
-
 __all__ = [
     "ConfigSource",
-    "compare",
     "load_config",
     "evaluate",
     "evaluate_async",
     "evaluate_suite",
     "evaluate_suite_async",
-    "rescore",
     "with_checkpoint",
 ]

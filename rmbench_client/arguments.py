@@ -8,6 +8,7 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
+from .errors import ConfigError
 from .trackers import Tracker
 
 
@@ -41,3 +42,9 @@ def trackers(value: Any) -> tuple[Tracker, ...]:
     if wrong:
         raise TypeError(f"trackers= holds {wrong[0]!r}, which is no tracker (it needs log() and close() methods)")
     return tuple(value)
+
+
+def seed(value: Any) -> None:
+    """A seed numpy's generators refuse (-1) is the caller's mistake, said before any file is read."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"seed={value!r}: a seed is an integer, 0 or more")

@@ -7,17 +7,18 @@ benchmark's 95% bootstrap interval where it has one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import signal
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from . import constants as C
 from .comparison import Difference
-from .errors import DataError
+from .errors import DataError, UserError
 from .summary import RunSummary, load_json, read_summary
 
 Status = Literal["complete", "partial", "failed", "aborted"]
@@ -195,6 +196,16 @@ def api_words(text: str) -> str:
     for flag, keyword in _API_WORDS:
         text = flag.sub(keyword, text)
     return text
+
+
+@contextlib.contextmanager
+def in_api_words() -> Iterator[None]:
+    """A user's mistake raised in the API's words (`limit=40`, `out=`), not the command line's."""
+    try:
+        yield
+    except UserError as exc:
+        exc.args = tuple(api_words(a) if isinstance(a, str) else a for a in exc.args)
+        raise
 
 
 def _estimate(value: Any, interval: Any, reason: str | None = None) -> Estimate:
