@@ -202,8 +202,3 @@ def clean_summary(cpu_servers: CpuServers, fault_data: Path, tmp_path_factory: p
     s = summary(tmp / "run")
     assert s["scored"] == 286 and s["failed"] == 0
     return s
-
-
-# ================================================================================================================
-# End of the server fixtures.
-# ================================================================================================================

@@ -18,6 +18,7 @@ from helpers_data import require_rmbench
 
 from rmbench_client import constants as C
 from rmbench_client import event_loop
+from rmbench_client.errors import ConfigError
 
 
 async def loop_kind() -> str:
@@ -37,8 +38,8 @@ def test_asyncio_when_asked(monkeypatch):
     assert event_loop.run(loop_kind()) == "asyncio"
 
 
-def test_asyncio_where_uvloop_is_missing(monkeypatch):
-    monkeypatch.delenv(C.EVENT_LOOP_ENV, raising=False)
+def without_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`import uvloop` fails, as where it is not installed."""
     real_import = builtins.__import__
 
     def no_uvloop(name: str, *args: Any, **kwargs: Any) -> Any:
@@ -47,8 +48,20 @@ def test_asyncio_where_uvloop_is_missing(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_uvloop)
+
+
+def test_asyncio_where_uvloop_is_missing(monkeypatch):
+    monkeypatch.delenv(C.EVENT_LOOP_ENV, raising=False)
+    without_uvloop(monkeypatch)
     assert event_loop.name() == "asyncio"
     assert event_loop.run(loop_kind()) == "asyncio"
+
+
+def test_uvloop_asked_for_where_it_is_missing_is_an_error(monkeypatch):
+    monkeypatch.setenv(C.EVENT_LOOP_ENV, "uvloop")
+    without_uvloop(monkeypatch)
+    with pytest.raises(ConfigError, match=f"{C.EVENT_LOOP_ENV}=uvloop: uvloop is not installed"):
+        event_loop.loop_factory()
 
 
 def test_an_unknown_value_is_one_error_before_the_run_directory_is_made(tmp_path):
