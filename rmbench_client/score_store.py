@@ -8,6 +8,14 @@ epoch is its probe fingerprint (the served name, path and max_model_len are not 
 restarted with another max_model_len keep their scores); a unit of one role (DPO's policy or reference log-probs)
 is keyed by that role's identity alone, so another DPO mode reuses what the roles it shares have stored.
 
+The table is an append-only log without an index on the key: a content-hash key lands on a random page of such an
+index, and writing that page per row was most of the store's CPU (docs/performance.md). The store keeps its own
+index in memory instead: the hash of each key it has read or written -> that row's rowid, brought up to date by
+reading the rows added since (`rowid` > the last seen) — at open, inside every write's transaction, and before a
+lookup once other processes write (a run's workers). A value is read by rowid and returned only when the row's key
+is the key asked for, so a hash collision or a stale rowid means "not stored" (scored again), never a wrong value.
+A store written with the key as the table's primary key (before this layout) is read and written the same way.
+
 Each row also records which endpoints answered it (`source`: a row of table `sources`, the answerers as a sample
 line lists them, provenance.py); a store written before that has no such column and is given it when opened for
 writing (its old rows: unknown). Answers found to come from a server that changed (`hold_apart`) move to table
@@ -97,35 +105,52 @@ class ScoreStore:
             raise StorageError.of(self.path.parent, self.path.name, exc) from None
 
     def _open(self, path: Path, read_only: bool) -> None:
-        self._put_hashes: set[int] | None
+        self._index: dict[int, int] = {}  # hash(key) -> rowid of the latest row with a key of that hash
+        self._seen = 0  # the largest rowid read into the index
+        self._others = False  # other processes write too: catch up before every lookup
         self._sources: dict[str, int] = {}  # answerers' text -> id, as this process met them
         self._records: dict[int, Record] = {}
         if read_only:  # a look at an existing store (`run --dry-run`, `status`): nothing is created or written
             self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
-            self._put_hashes = None
             self._check_format(path)
+            self._source_column = self._source()
+            self._catch_up()
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         # autocommit mode: every put is its own durable transaction.
         self._db = sqlite3.connect(path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, value TEXT NOT NULL, source INTEGER)"
-        )
+        # no key index (the module's docstring); an older store keeps its `key TEXT PRIMARY KEY`
+        self._db.execute("CREATE TABLE IF NOT EXISTS scores (key TEXT NOT NULL, value TEXT NOT NULL, source INTEGER)")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS models (epoch TEXT PRIMARY KEY, role TEXT, served TEXT, fingerprint TEXT)"
         )
-        # A store that starts empty holds only what this process puts (the run directory's lock keeps others
-        # out): a key whose hash was never put is not there, so a first run looks nothing up. A hash is no proof
-        # (strings can share one): a key whose hash was put is still read from SQLite.
-        empty = self._db.execute("SELECT 1 FROM scores LIMIT 1").fetchone() is None
-        self._put_hashes = set() if empty else None
-        if empty:
+        if self._db.execute("SELECT 1 FROM scores LIMIT 1").fetchone() is None:
             self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
             self._db.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('format', ?)", (STORE_FORMAT,))
         self._check_format(path)
         self._migrate()
+        self._source_column = "source"
+        self._catch_up()
+
+    def _catch_up(self) -> None:
+        """The rows added since the index was last brought up to date, into it."""
+        rows = self._db.execute("SELECT rowid, key FROM scores WHERE rowid > ? ORDER BY rowid", (self._seen,))
+        for rowid, key in rows:
+            self._index[hash(key)] = rowid
+            self._seen = rowid
+
+    def _source(self) -> str:
+        """The column naming a row's answerers; NULL in a store written before it, looked at read only."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(scores)")}
+        return "source" if "source" in columns else "NULL"
+
+    def _reindex(self) -> None:
+        """The index from the whole table again (after rows were moved out of it)."""
+        self._index.clear()
+        self._seen = 0
+        self._catch_up()
 
     def _migrate(self) -> None:
         """Provenance: a `source` per row, the `sources` it names, the rows held apart (added to older stores)."""
@@ -159,33 +184,44 @@ class ScoreStore:
             return self._get_many(keys, sources)
 
     def _get_many(self, keys: Iterable[str], sources: dict[str, int | None] | None) -> dict[str, Any]:
-        wanted = list(dict.fromkeys(keys))
-        if self._put_hashes is not None:
-            wanted = [k for k in wanted if hash(k) in self._put_hashes]
+        if self._others:
+            self._catch_up()
+        wanted: dict[int, str] = {}  # rowid -> the key asked for
+        for k in keys:
+            if (rowid := self._index.get(hash(k))) is not None:
+                wanted[rowid] = k
         out: dict[str, Any] = {}
-        query = "SELECT key, value, source FROM scores WHERE key IN ({})" if sources is not None else (
-            "SELECT key, value FROM scores WHERE key IN ({})")  # fmt: skip
-        for i in range(0, len(wanted), 500):  # stay under SQLite's host-parameter limit
-            chunk = wanted[i : i + 500]
-            rows = self._db.execute(query.format(",".join("?" * len(chunk))), chunk)
-            if sources is None:
-                out.update((k, json.loads(v)) for k, v in rows)
-                continue
-            for k, v, source in rows:
-                out[k] = json.loads(v)
-                sources[k] = source
+        rowids = list(wanted)
+        for i in range(0, len(rowids), 500):  # stay under SQLite's host-parameter limit
+            chunk = rowids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT rowid, key, value, {self._source_column} FROM scores WHERE rowid IN ({marks})"
+            for rowid, key, value, source in self._db.execute(query, chunk):
+                if wanted[rowid] != key:  # another key of the same hash: not stored
+                    continue
+                out[key] = json.loads(value)
+                if sources is not None:
+                    sources[key] = source
         return out
 
     def put_many(self, items: dict[str, Any], answered: Record = ()) -> None:
-        """Store the values of one request (or prompt), with what answered them."""
+        """Store the values of one request (or prompt), with what answered them: one transaction, one row per key
+        (a key already stored has its row's value replaced)."""
         with self._reporting():
             source = self._source_id(answered) if answered else None
         rows = [(k, _value_text(v), source) for k, v in items.items()]
-        with self._reporting(), self._db:  # one transaction for one request's results
-            self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO scores (key, value, source) VALUES (?, ?, ?)", rows)
-        if self._put_hashes is not None:
-            self._put_hashes.update(hash(k) for k in items)
+        with self._reporting(), self._db:
+            self._db.execute("BEGIN IMMEDIATE")  # the write lock first: no other process adds a row meanwhile
+            self._catch_up()
+            new = []
+            for row in rows:
+                rowid = self._index.get(hash(row[0]))
+                update = "UPDATE scores SET value = ?, source = ? WHERE rowid = ? AND key = ?"
+                if rowid is None or not self._db.execute(update, (row[1], row[2], rowid, row[0])).rowcount:
+                    new.append(row)
+            # OR REPLACE: a store keyed by its primary key (the older layout) may hold a key of a colliding hash
+            self._db.executemany("INSERT OR REPLACE INTO scores (key, value, source) VALUES (?, ?, ?)", new)
+            self._catch_up()  # the rowids just written
 
     def _source_id(self, answered: Record) -> int:
         text = encoded(answered)
@@ -226,11 +262,13 @@ class ScoreStore:
             self._db.execute(f"INSERT INTO held_apart SELECT key, value, source, ? FROM scores WHERE {where}",
                              (why, since, *ids))  # fmt: skip
             moved = self._db.execute(f"DELETE FROM scores WHERE {where}", (since, *ids)).rowcount
+        self._reindex()
         return int(moved)
 
     def others_write(self) -> None:
-        """Other processes write to this store from now on (a run's workers): every lookup reads SQLite."""
-        self._put_hashes = None
+        """Other processes write to this store from now on (a run's workers): every lookup first reads the rows
+        added since the last."""
+        self._others = True
 
     def known_epoch(self, role: str, served: dict[str, Any], fingerprint: list[float] | None) -> str | None:
         """The recorded epoch of this model, or None when the store has never seen it: the one whose fingerprint

@@ -103,28 +103,65 @@ def test_model_epochs_tell_checkpoints_apart_by_fingerprint(tmp_path):
         store.close()
 
 
-def test_a_store_that_starts_empty_reads_only_what_it_put(tmp_path):
-    """A first run looks nothing up in SQLite for keys it never put; what it put is read back exactly, and a key
-    whose hash matches one put (a collision, simulated) is still read from SQLite, not assumed present."""
+def test_a_store_reads_only_keys_it_holds_and_never_mistakes_one_key_for_another(tmp_path):
+    """Lookups of keys the store does not hold read nothing from SQLite; what was put is read back exactly, and a
+    key whose hash matches a stored one (a collision, simulated) is not stored, not the other key's value. Reopened,
+    the store finds its rows again; rows another process adds are found once the store is told others write."""
     k1, k2, k3 = (unit_key("m", r) for r in ("r1", "r2", "r3"))
-    store = ScoreStore(tmp_path / "s.sqlite")
+    path = tmp_path / "s.sqlite"
+    store = ScoreStore(path)
     statements: list[str] = []
     store._db.set_trace_callback(statements.append)
     try:
         assert store.get_many([k1, k2]) == {}
         assert not [s for s in statements if s.startswith("SELECT")]
         store.put_many({k1: 1.5})
-        assert store.get_many([k1, k2]) == {k1: 1.5}
-        assert store._put_hashes is not None
-        store._put_hashes.add(hash(k3))  # as if k3 shared k1's hash
+        store.put_many({k1: 2.5, k2: 0.5})  # a key put again keeps one row, with the new value
+        assert store.get_many([k1, k2]) == {k1: 2.5, k2: 0.5}
+        assert store.count() == 2
+        store._index[hash(k3)] = store._index[hash(k1)]  # as if k3 shared k1's hash
         assert store.get_many([k3]) == {}
     finally:
         store.close()
-    store = ScoreStore(tmp_path / "s.sqlite")  # not empty: every lookup goes to SQLite
+    store = ScoreStore(path)
+    other = ScoreStore(path)  # another process writing to the same store (a run's worker)
     try:
-        assert store.get_many([k1, k2]) == {k1: 1.5}
+        assert store.get_many([k1, k2]) == {k1: 2.5, k2: 0.5}
+        other.put_many({k3: -1.0})
+        assert store.get_many([k3]) == {}  # unseen until told
+        store.others_write()
+        assert store.get_many([k1, k3]) == {k1: 2.5, k3: -1.0}
+        store.put_many({k3: -2.0})  # one row per key, whoever wrote it first: its row gets the new value
+        assert other.get_many([k3]) == {k3: -2.0}
+        assert store.count() == 3
     finally:
         store.close()
+        other.close()
+
+
+def test_a_store_of_the_older_layout_reads_and_writes_as_before(tmp_path):
+    """A store whose table has the key as its primary key (written before the log layout) is read, resumed and
+    written with one row per key."""
+    path = tmp_path / "scores.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE scores (key TEXT PRIMARY KEY, value TEXT NOT NULL, source INTEGER)")
+    db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    db.execute("INSERT INTO meta VALUES ('format', ?)", (STORE_FORMAT,))
+    db.execute("INSERT INTO scores VALUES ('a', '1.0', NULL)")
+    db.commit()
+    db.close()
+    store = ScoreStore(path)
+    try:
+        assert store.get_many(["a", "b"]) == {"a": 1.0}
+        store.put_many({"a": 3.0, "b": 4.0})
+        assert store.get_many(["a", "b"]) == {"a": 3.0, "b": 4.0} and store.count() == 2
+    finally:
+        store.close()
+    looked = ScoreStore(path, read_only=True)
+    try:
+        assert looked.get_many(["b", "a"]) == {"a": 3.0, "b": 4.0}
+    finally:
+        looked.close()
 
 
 def test_keys_cover_the_epoch_not_the_served_identity_and_one_role_for_a_role_unit():
