@@ -142,8 +142,8 @@ def _evaluate(
 
 
 def _interrupted(signals: RunSignals, exc: BaseException) -> None:
-    """The caller's KeyboardInterrupt while its thread waits for a run on another (a running loop's thread): the
-    run stops as it would on the signal."""
+    """The caller's KeyboardInterrupt while its thread waits for a run on another (a running loop's thread), or a
+    cancel of its waiting task: the run stops as it would on the signal."""
     signals.stop(f"interrupted ({type(exc).__name__})")
 
 
@@ -180,8 +180,9 @@ def evaluate(
     return its result. `fresh` forgets the scores stored by earlier runs in the run directory; each tracker logs
     the result at `step` (a tracker that fails is recorded in `tracker_errors`, never raised; `trackers` is a list
     of trackers, or one). Called where an event
-    loop is running (a notebook), the run has a loop of its own on a thread while this call waits; Ctrl-C there stops
-    the run, and RunInterrupted (with the result) is raised once its outputs are written. `heatmaps`:
+    loop is running (a notebook, `asyncio.run`), the run has a loop of its own on a thread while this call waits;
+    Ctrl-C there stops the run (under `asyncio.run`, whose handler only cancels the waiting task, the cancel does),
+    and RunInterrupted (with the result) is raised once its outputs are written. `heatmaps`:
     RM-Bench's heatmap PNGs, off by default here (matplotlib costs a checkpoint about 2 s of CPU; `rmbench-client run`
     draws them unless `--no-heatmaps`).
 

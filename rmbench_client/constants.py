@@ -42,6 +42,7 @@ PROMPTS_PER_STORE_READ = 512  # prompts rendered, keyed and looked up in the sto
 EVENT_LOOP_ENV = "RMBENCH_EVENT_LOOP"  # asyncio (its own loop even beside uvloop) or uvloop; else unset (event_loop.py)
 WORKERS = 1  # scoring processes of one run (`run --workers`, client.workers: workers.py)
 WORKER_POLL_S = 0.2  # how often a run with workers looks at their progress and whether they ended
+CALLER_CANCEL_POLL_S = 0.1  # how often a sync call blocking a running loop looks whether its task was cancelled
 WORKER_STOP_S = 10.0  # after a signal, how long workers get to commit and leave before they are killed
 MAX_RETRIES = 8
 RETRY_INITIAL_DELAY_S = 0.5

@@ -5,9 +5,10 @@ one client feeding many endpoints runs out of (bench P8). `RMBENCH_EVENT_LOOP=as
 
 A run always has a loop of its own. Called where a loop is already running (a notebook, an async trainer calling
 the sync API), the whole run goes to a thread of its own, with its private loop, while the caller's thread waits
-(`off_loop`); the async API awaits a run on its own thread without blocking the caller's loop (`in_thread`), and a
-cancellation of that await stops the run and waits for its end, so that its outputs are written and its lock
-released before the caller goes on.
+(`off_loop`): Ctrl-C stops the run there, whether Python's default handler raises it in the waiting thread (a
+notebook) or `asyncio.run`'s handler cancels the waiting task instead (seen by polling it). The async API awaits a
+run on its own thread without blocking the caller's loop (`in_thread`), and a cancellation of that await stops the
+run and waits for its end, so that its outputs are written and its lock released before the caller goes on.
 """
 
 from __future__ import annotations
@@ -49,12 +50,11 @@ def run(main: Coroutine[Any, Any, T]) -> T:
         return runner.run(main)
 
 
-def _running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
+def _cancels(task: asyncio.Task[Any] | None) -> int:
+    """How many times `task` was asked to cancel so far; 0 where it cannot say (no task, or a task class of another
+    loop without `cancelling`)."""
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling() if callable(cancelling) else 0
 
 
 def off_loop(
@@ -64,11 +64,17 @@ def off_loop(
 ) -> T:
     """`call()` (a whole run, which starts a loop of its own), here; where a loop is already running in this thread,
     on a thread of its own while this one waits. An exception that reaches the waiting thread meanwhile (a
-    KeyboardInterrupt from the caller's handler) is given to `stop`, which ends the run; once the run has ended
-    (its outputs written), `ended(exception, what the call returned)` is raised, or the exception itself when the
-    call raised."""
-    if not _running():
+    KeyboardInterrupt from the caller's handler) is given to `stop`, which ends the run; so is a cancel of the task
+    that waits (asyncio.run's SIGINT handler only cancels it, and the loop this call blocks cannot deliver that),
+    as a KeyboardInterrupt. Once the run has ended (its outputs written), `ended(exception, what the call
+    returned)` is raised, or the exception itself when the call raised; a cancel stays pending on the task, for
+    asyncio to deliver as it does."""
+    try:
+        task = asyncio.current_task(asyncio.get_running_loop())
+    except RuntimeError:  # no loop running here
         return call()
+    asked = _cancels(task)  # a cancel swallowed before this call is not this call's
+    poll = C.CALLER_CANCEL_POLL_S if task is not None else None
     done: dict[str, Any] = {}
     finished = threading.Event()
 
@@ -88,10 +94,12 @@ def off_loop(
         # again). Not Thread.join: on CPython 3.11 a join interrupted by KeyboardInterrupt leaves the thread marked
         # stopped, and the next join returns at once while the run still runs; an Event's wait can be resumed
         try:
+            if interrupted is None and _cancels(task) > asked:
+                interrupted = KeyboardInterrupt("the waiting task was cancelled")
             if interrupted is not None and not stopped:
                 stop(interrupted)
                 stopped = True
-            if finished.wait():
+            if finished.wait(poll):
                 break
         except BaseException as exc:  # Ctrl-C, maybe again: the run is stopped, and waited for to its end
             if interrupted is None:

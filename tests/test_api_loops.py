@@ -231,14 +231,17 @@ NOTEBOOK = """
 import asyncio, json, os, sys, threading
 import rmbench_client as rmb
 
-config, out = json.loads(sys.argv[1]), sys.argv[2]
+config, out, caller = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
 
-async def cell():  # a notebook kernel's cell: its loop running, Python's default SIGINT handler
+async def cell():  # a notebook kernel's cell (its loop running, Python's default SIGINT handler), or asyncio.run's
     return rmb.evaluate(config, out=out)
 
 print("ready", flush=True)
 try:
-    asyncio.new_event_loop().run_until_complete(cell())
+    if caller == "asyncio.run":  # its SIGINT handler only cancels the main task, which is the one waiting
+        asyncio.run(cell())
+    else:
+        asyncio.new_event_loop().run_until_complete(cell())
 except rmb.RunInterrupted as exc:
     print(json.dumps({"raised": exc.result.status, "run_dir": str(exc.run_dir),
                       "summary": os.path.exists(os.path.join(out, "summary.json")),
@@ -246,22 +249,32 @@ except rmb.RunInterrupted as exc:
 """
 
 
-def test_ctrl_c_in_a_notebook_cell_returns_once_the_run_has_written_its_outputs(slow, data, tmp_path):
-    """The sync call inside a running loop waits on the run's thread: Ctrl-C stops the run, and the
-    KeyboardInterrupt (RunInterrupted, carrying the result) reaches the cell only once the outputs are written and
-    the run's thread has ended (a second Ctrl-C meanwhile: tests/test_event_loop.py)."""
+@pytest.mark.parametrize("caller", ["notebook", "asyncio.run"])
+def test_ctrl_c_in_a_running_loop_returns_once_the_run_has_written_its_outputs(slow, data, tmp_path, caller):
+    """The sync call inside a running loop waits on the run's thread: one Ctrl-C stops the run, and the
+    KeyboardInterrupt (RunInterrupted, carrying the result) reaches the caller only once the outputs are written and
+    the run's thread has ended (a second Ctrl-C meanwhile: tests/test_event_loop.py). In a notebook cell Python's
+    default handler raises it in the waiting thread; under asyncio.run, whose handler only cancels the waiting task,
+    the waiting call sees the cancel. The same call then resumes the run."""
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(NOTEBOOK), json.dumps(config(slow, data)), str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    args = [json.dumps(config(slow, data)), str(out), caller]
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(NOTEBOOK), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         wait_until(lambda: slow.units >= 30 and proc.poll() is None)
         proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
         stdout, stderr = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
     said = json.loads(stdout.splitlines()[-1])
     assert said == {"raised": "aborted", "run_dir": str(out), "summary": True, "runs": []}
+    assert took < 5  # about a second: the next look at the task, then the outputs
     s = summary(out)
     assert s["aborted"] == "interrupted (KeyboardInterrupt)" and 0 < s["scored"] < PROMPTS
+    kept = stored(out)
+    result = rmb.evaluate(config(slow, data), out=out)  # the lock is free, and only what is missing goes out
+    assert result.status == "complete" and result.sent == 2 * PROMPTS - kept

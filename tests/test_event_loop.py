@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from typing import Any
 
 import pytest
@@ -117,3 +119,69 @@ def test_a_second_ctrl_c_while_the_run_stops_still_waits_for_its_end():
     found = json.loads(proc.stdout.splitlines()[-1])
     assert found["alive"] == [] and found["said"][-2:] == ["outputs written", "raised KeyboardInterrupt after result"]
     assert set(found["said"][:-2]) == {"stop KeyboardInterrupt"}
+
+
+UNDER_ASYNCIO_RUN = """
+import asyncio, json, os, signal, threading, time
+from rmbench_client import event_loop
+
+said, release = [], threading.Event()
+
+def run():
+    time.sleep(0.3)  # the caller is waiting by then
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C: asyncio.run's handler cancels the main task, the one waiting
+    release.wait(10)  # a stop that was lost: the run goes on to its end
+    said.append("outputs written" if release.is_set() else "ran to its end")
+    return "result"
+
+def stop(exc):
+    said.append(f"stop {type(exc).__name__}")
+    release.set()
+
+async def main():
+    try:
+        event_loop.off_loop(run, stop, lambda exc, value: RuntimeError(f"{type(exc).__name__} after {value}"))
+    except RuntimeError as exc:
+        said.append(f"raised {exc}")
+    try:
+        await asyncio.sleep(0)  # the cancel is still the task's: asyncio delivers it at the next await
+    except asyncio.CancelledError:
+        said.append("cancelled")
+        raise
+
+started = time.monotonic()
+try:
+    asyncio.run(main())
+except KeyboardInterrupt:
+    said.append("KeyboardInterrupt")
+print(json.dumps({"said": said, "took": time.monotonic() - started}))
+"""
+
+
+def test_ctrl_c_under_asyncio_run_stops_the_run_and_the_cancel_goes_on():
+    """asyncio.run's SIGINT handler only cancels its main task, which a sync call blocks: the waiting call sees the
+    cancel, stops the run as a KeyboardInterrupt would, raises once the run has ended, and leaves the cancel to
+    asyncio (which asyncio.run turns into KeyboardInterrupt)."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(UNDER_ASYNCIO_RUN)], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout.splitlines()[-1])
+    assert found["said"] == ["stop KeyboardInterrupt", "outputs written", "raised KeyboardInterrupt after result",
+                             "cancelled", "KeyboardInterrupt"]  # fmt: skip
+    assert found["took"] < 5  # 0.3 s, and the next look at the task
+
+
+def test_a_cancel_caught_before_the_call_does_not_stop_the_run():
+    """A task that caught a cancellation earlier still says it was asked once (`cancelling`): only a new request
+    stops the run."""
+    stopped: list[BaseException] = []
+
+    async def main() -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(1)
+        return event_loop.off_loop(lambda: time.sleep(0.5) or "result", stopped.append)
+
+    assert asyncio.run(main()) == "result" and stopped == []
