@@ -110,7 +110,7 @@ def _summary(run_dir: Path) -> RunSummary | None:
 
 def cell(run_dir: Path) -> dict[str, Any]:
     """A benchmark's entry in the table, from its run directory's summary: status complete | partial | missing (no
-    scored run there; `write_suite` says why: no data, or not run)."""
+    scored run there; `write_suite` gives one without data its why, and one the suite never ran "not run")."""
     summary = _summary(run_dir)
     if summary is None or not summary.info.scored:
         return {"status": "missing", "why": f"no scored run in {run_dir}"}
