@@ -91,6 +91,7 @@ class _Finished:
     result: BenchmarkResult
     signal: signal.Signals | None
     examples: list[Example]
+    began: bool = True  # False: a signal came before the run touched its directory
 
 
 def _run(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: RunSignals | None) -> _Finished:
@@ -110,7 +111,7 @@ def _begun(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals:
         out = cfg.out_dir()
         why = f"{exc} before the run began: nothing in {out} was changed"
         summary = {"benchmark": cfg.benchmark, "model": cfg.model, "complete": False, "scored": 0, "aborted": why}
-        return _Finished(result_of(out, summary, {}), exc.signal, [])
+        return _Finished(result_of(out, summary, {}), exc.signal, [], began=False)
 
 
 def run_config(
@@ -264,15 +265,15 @@ def _suite(
     results: dict[str, BenchmarkResult] = {}
     ended: list[signal.Signals] = []
 
-    def run_one(cfg: RunConfig) -> None:
-        if ended or signals.cancelled is not None:
-            return  # interrupted: the other benchmarks are left for the next call
+    def run_one(cfg: RunConfig) -> str | None:
         done = _begun(cfg, fresh, progress, heatmaps, signals)
         results[cfg.benchmark] = _tracked(done, trackers, step)
         if done.signal is not None:
             ended.append(done.signal)
+        return None if done.began else done.result.aborted
 
-    table = run_suite(base, names, data_root, run_one)
+    # once a signal or a cancellation stopped a run, the benchmarks after it are left for the next call
+    table, not_run = run_suite(base, names, data_root, run_one, lambda: signals.reason)
     rows = table["results"]
     suite = SuiteResult(
         model=base.model,
@@ -280,6 +281,7 @@ def _suite(
         results=results,
         missing={n: c["why"] for n, c in rows.items() if c["status"] == "missing" and n not in results},
         errors={n: c["why"] for n, c in rows.items() if c["status"] == "error"},
+        not_run={n: why for n, why in not_run.items() if n not in results},  # a signal before it began: aborted
     )
     if ended:
         hand_on(ended[0], RunInterrupted(ended[0], suite.directory, suite))
@@ -306,7 +308,8 @@ def evaluate_suite(
     (default runs/<model>), and `suite.md` / `suite.json` there. A benchmark whose data is malformed is in
     `errors`, one without data in `missing` (a benchmark named without data raises DataError before anything
     runs); the others still run. Each tracker (`trackers`: a list of them, or one) logs every benchmark at `step`.
-    Signals as in `evaluate`: the benchmarks after the one a signal stopped are left for the next call.
+    Signals as in `evaluate`: the benchmarks after the one a signal stopped are left for the next call, in
+    `not_run`.
 
     Raises:
         TypeError: an argument of the wrong type, as in `evaluate`.

@@ -123,25 +123,29 @@ class BenchmarkResult(Scores):
 @dataclass(frozen=True)
 class SuiteResult:
     """A suite: one `BenchmarkResult` per benchmark that was run, under the model's `directory` (with `suite.md`
-    and `suite.json`); `missing` and `errors` name the benchmarks left out and why."""
+    and `suite.json`); `missing` (no data), `errors` (data refused) and `not_run` (data there, but the suite was
+    stopped before it: the same call runs it) name the benchmarks left out and why."""
 
     model: str
     directory: Path
     results: Mapping[str, BenchmarkResult]
     missing: Mapping[str, str] = field(default_factory=dict)
     errors: Mapping[str, str] = field(default_factory=dict)
+    not_run: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
         """Every benchmark run and complete."""
-        return not self.errors and bool(self.results) and all(r.complete for r in self.results.values())
+        ran = bool(self.results) and all(r.complete for r in self.results.values())
+        return ran and not self.errors and not self.not_run
 
     @property
     def status(self) -> Status:
-        """The worst of its results' statuses (aborted, failed, partial, complete); failed too when a benchmark's
-        data was refused (`errors`), or nothing ran; partial when a benchmark had no data (`missing`)."""
+        """The worst of its results' statuses (aborted, failed, partial, complete); aborted too when the suite was
+        stopped before a benchmark (`not_run`), failed when a benchmark's data was refused (`errors`) or nothing
+        ran; partial when a benchmark had no data (`missing`)."""
         found = {r.status for r in self.results.values()}
-        if "aborted" in found:
+        if "aborted" in found or self.not_run:
             return "aborted"
         if "failed" in found or self.errors or not self.results:
             return "failed"

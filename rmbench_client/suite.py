@@ -5,7 +5,9 @@ numbers (`suite.md`, `suite.json` in the model's directory).
 A benchmark's headline number is its `Benchmark.leading` number, the last of its `headline` columns (compare's:
 RM-Bench's overall avg, RewardBench's and RewardBench 2's score, the pairwise macro accuracy) with its 95% interval from
 `headline_intervals`; a benchmark added to the registry joins the suite with no change here. Each run is resumable
-as every run is (its score store), so a suite run again sends only what is missing.
+as every run is (its score store), so a suite run again sends only what is missing. A suite stopped by a signal
+marks the benchmarks it never ran "not run" (a benchmark without data is "missing"); an earlier run's result in
+the directory stays in the table for either.
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ from .summary import RunSummary, load_summary
 SUITE_JSON = "suite.json"
 SUITE_MD = "suite.md"
 SCORED = ("complete", "partial")  # the statuses of a benchmark that has a run to compare or report
+NOT_RUN = "not run"  # a benchmark with data the suite never ran (stopped before it); "missing": no data
+UNSCORED = ("missing", NOT_RUN, "error")  # the statuses of a cell without a number
 
 
 @dataclass(frozen=True)
 class Planned:
-    """One benchmark of a suite: its run's config, or why it is not run (no data)."""
+    """One benchmark of a suite: its run's config, or why it has none (no data, a model that cannot score it)."""
 
     name: str
     cfg: RunConfig | None
@@ -70,22 +74,31 @@ def run_suite(
     base: RunConfig,
     names: Sequence[str] | None,
     data_root: str | Path | None,
-    run_one: Callable[[RunConfig], Any],
-) -> dict[str, Any]:
-    """Run every planned benchmark with `run_one` (a benchmark whose data is malformed is marked and the others
-    still run), then write the suite's table from the run directories."""
+    run_one: Callable[[RunConfig], str | None],
+    stopped: Callable[[], str | None],
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Run every planned benchmark with `run_one` (None once it ran, else why it did not: a signal before it began;
+    a benchmark whose data is malformed is marked and the others still run) until `stopped` says why the suite
+    stopped, then write the suite's table from the run directories. The table written, and the benchmarks with
+    data never run, with why (the table shows an earlier run's result for one where there is one)."""
     errors: dict[str, str] = {}
+    not_run: dict[str, str] = {}
     planned = plan_suite(base, names, data_root)
     make_directory(model_dir(base), "suite directory")  # an --out that cannot be made: before any benchmark runs
     for p in planned:
         if p.cfg is None:
             continue
+        if why := stopped():  # the others are left for the next suite run
+            not_run[p.name] = f"the suite was {why} before it"
+            continue
         try:
-            run_one(p.cfg)
+            if why := run_one(p.cfg):
+                not_run[p.name] = why
         except DataError as exc:  # this benchmark's data; the servers and the other benchmarks are fine
             errors[p.name] = str(exc)
     missing = {p.name: p.missing for p in planned if p.missing}
-    return write_suite(model_dir(base), base.model, [p.name for p in planned], missing, errors)
+    table = write_suite(model_dir(base), base.model, [p.name for p in planned], missing, errors, not_run)
+    return table, not_run
 
 
 def _summary(run_dir: Path) -> RunSummary | None:
@@ -96,7 +109,8 @@ def _summary(run_dir: Path) -> RunSummary | None:
 
 
 def cell(run_dir: Path) -> dict[str, Any]:
-    """A benchmark's entry in the table, from its run directory's summary: status complete | partial | missing."""
+    """A benchmark's entry in the table, from its run directory's summary: status complete | partial | missing (no
+    scored run there; `write_suite` gives one without data its why, and one the suite never ran "not run")."""
     summary = _summary(run_dir)
     if summary is None or not summary.info.scored:
         return {"status": "missing", "why": f"no scored run in {run_dir}"}
@@ -120,15 +134,18 @@ def model_row(directory: Path, names: Sequence[str]) -> dict[str, Any]:
 
 
 def write_suite(
-    directory: Path, model: str, names: Sequence[str], missing: dict[str, str], errors: dict[str, str]
-) -> dict[str, Any]:
-    """suite.json and suite.md in the model's directory; what was written (suite.json's object)."""
+    directory: Path, model: str, names: Sequence[str], missing: dict[str, str], errors: dict[str, str],
+    not_run: dict[str, str],
+) -> dict[str, Any]:  # fmt: skip
+    """suite.json and suite.md in the model's directory; what was written (suite.json's object). `missing`: the
+    benchmarks without data; `not_run`: those with data the suite never ran (stopped before them)."""
     ran = [n for n in benchmarks.names() if n not in names and (directory / n / C.SUMMARY_FILE).is_file()]
     names = [n for n in benchmarks.names() if n in names or n in ran]  # earlier runs in the directory stay in it
     row = model_row(directory, names)
-    for name, why in missing.items():
-        if row[name]["status"] == "missing":  # an earlier run's result stays, marked by its own status
-            row[name] = {"status": "missing", "why": why}
+    for status, whys in (("missing", missing), (NOT_RUN, not_run)):
+        for name, why in whys.items():
+            if row[name]["status"] == "missing":  # an earlier run's result stays, marked by its own status
+                row[name] = {"status": status, "why": why}
     for name, why in errors.items():
         row[name] = {"status": "error", "why": why}
     suite = {"model": model, "benchmarks": list(names), "results": row}
@@ -150,7 +167,7 @@ def read_suite(directory: Path) -> dict[str, Any]:
         raise DataError(f"{path}: not a suite table ({exc})") from None
     row = model_row(directory, names)
     for name, old in suite.get("results", {}).items():
-        if name in row and row[name]["status"] == "missing" and old.get("status") in ("missing", "error"):
+        if name in row and row[name]["status"] == "missing" and old.get("status") in UNSCORED:
             row[name] = old
     return {"model": model, "benchmarks": names, "results": row, "dir": str(directory)}
 
@@ -188,7 +205,7 @@ def _percent(value: float | None) -> str:
 
 
 def format_cell(c: dict[str, Any]) -> str:
-    if c["status"] in ("missing", "error"):
+    if c["status"] in UNSCORED:
         return str(c["status"])
     text = _percent(c["value"])
     if c.get("ci"):
@@ -208,7 +225,7 @@ def _short(c: dict[str, Any]) -> str:
 
 def markdown(suites: Sequence[dict[str, Any]]) -> str:
     """One row per model, one column per benchmark (headline, in %, with its 95% interval); notes say why a
-    benchmark is partial, missing or failed."""
+    benchmark is partial, missing (no data), not run or failed."""
     names = list(dict.fromkeys(n for s in suites for n in s["benchmarks"]))
     heads: dict[str, str | None] = {}
     for s in suites:

@@ -51,8 +51,8 @@ WHOLE = ("complete", "partial", "missing")  # a benchmark's outcome that needs n
 @dataclass(frozen=True)
 class WatchCell:
     """One benchmark at one checkpoint: its `status` (a run's complete, partial, failed or aborted, aborted also for
-    one whose data is there but that has no scored run, as when the suite was stopped before it; missing: no data;
-    error: its data refused), its headline (name and estimate) where it has one, and why it is not complete."""
+    one whose data is there but that the suite was stopped before; missing: no data; error: its data refused), its
+    headline (name and estimate) where it has one, and why it is not complete."""
 
     status: CellStatus
     headline_name: str | None = None
@@ -92,26 +92,17 @@ class _Row(msgspec.Struct, kw_only=True):
     done: bool = True  # a row written before `done` existed was written only when done
 
 
-def _cells(suite: SuiteResult, no_data: set[str]) -> dict[str, _Cell]:
-    """The row's cells; a benchmark with data but no scored run (the suite stopped before it, a run that scored
-    nothing) is aborted, to be tried again, not missing."""
+def _cells(suite: SuiteResult) -> dict[str, _Cell]:
+    """The row's cells; a benchmark the suite never ran (stopped before it) is aborted, to be tried again, not
+    missing (no data: never tried again)."""
     cells = {}
     for name, r in suite.results.items():
         why = "; ".join(r.partial) if r.status != "complete" else None
         cells[name] = _Cell(status=r.status, headline=r.headline_name, value=r.headline.value, low=r.headline.low,
                             high=r.headline.high, why=(r.aborted or why))  # fmt: skip
-    for name, why in suite.missing.items():
-        cells[name] = _Cell(status="missing" if name in no_data else "aborted", why=why)
-    for name, why in suite.errors.items():
-        cells[name] = _Cell(status="error", why=why)
+    for status, whys in (("missing", suite.missing), ("aborted", suite.not_run), ("error", suite.errors)):
+        cells |= {name: _Cell(status=status, why=why) for name, why in whys.items()}
     return cells
-
-
-def _without_data(cfg: RunConfig, benchmarks: Sequence[str] | None, data_root: str | Path | None) -> set[str]:
-    """The benchmarks of the suite that have no data (or that this model cannot score)."""
-    from .suite import plan_suite
-
-    return {p.name for p in plan_suite(cfg, benchmarks, data_root) if p.cfg is None}
 
 
 def _typed(row: _Row, directory: Path) -> WatchRow:
@@ -232,9 +223,9 @@ def evaluate_checkpoint(
         return evaluate_suite(servers.config, out=out / ck.name, step=ck.step, **options)
 
 
-def _record(target: Path, ck: Checkpoint, suite: SuiteResult, no_data: set[str]) -> WatchRow:
+def _record(target: Path, ck: Checkpoint, suite: SuiteResult) -> WatchRow:
     """The checkpoint's row, written where a restart finds it: done, or tried (to be evaluated again)."""
-    cells = _cells(suite, no_data)
+    cells = _cells(suite)
     done = all(c.status in WHOLE for c in cells.values())
     row = _Row(checkpoint=ck.name, step=ck.step, path=str(ck.path), directory=str(suite.directory), results=cells,
                done=done)  # fmt: skip
@@ -304,7 +295,7 @@ def watch(
                     continue
                 log.info("evaluating checkpoint %s (step %s)", ck.name, ck.step)
                 suite = evaluate_checkpoint(cfg, ck, target, role, repo_root, **options)
-                row = _record(target, ck, suite, _without_data(cfg, benchmarks, data_root))
+                row = _record(target, ck, suite)
                 if not row.done:
                     log.warning("checkpoint %s not evaluated to the end (%s): tried again on the next pass", ck.name,
                                 ", ".join(f"{n} {c.status}" for n, c in row.results.items()))  # fmt: skip

@@ -5,19 +5,27 @@ Baselines need no server; the reward model runs through a real vLLM CPU server."
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import CpuServers
-from helpers_cli import cli, one_error_line, stored
+from helpers_cli import CLI, cli, one_error_line, stored
 from helpers_data import require_rmbench
+from helpers_pairs import write_pairs
 from hub_schemas import FILTERED_SCHEMA, RB2_SCHEMA, filtered_record, rb2_record, write_parquet
 from ppe_fixture import battle, best_of_k, write_correctness, write_preference
 from rmb_fixture import pair, write_rmb
 from test_judgebench import RECORDS as JUDGEBENCH_RECORDS
 from test_judgebench import hub_split
 
+import rmbench_client as rmb
 from rmbench_client.benchmarks.registry import names
 
 PAIRS = [
@@ -198,3 +206,57 @@ def test_dry_run_with_fresh_counts_what_a_fresh_run_would_send(tmp_path):
                 "--benchmarks", "pairwise", "--dry-run", "--fresh", "--json")  # fmt: skip
     assert json.loads(whole.stdout)["pairwise"] == fresh
     assert stored(out) == kept  # nothing forgotten by a dry run
+
+
+def once_scoring(run_dir: Path, then: Callable[[], None]) -> None:
+    """`then()` once the run in `run_dir` has scored a prompt (its progress.jsonl has a line), from a thread."""
+
+    def wait() -> None:
+        progress, deadline = run_dir / "progress.jsonl", time.monotonic() + 60
+        while not (progress.exists() and progress.stat().st_size) and time.monotonic() < deadline:
+            time.sleep(0.002)
+        then()
+
+    threading.Thread(target=wait, daemon=True).start()
+
+
+@pytest.mark.slow
+def test_a_suite_a_signal_stopped_lists_the_benchmarks_it_never_ran_as_not_run_not_missing(tmp_path: Path) -> None:
+    """SIGTERM (Slurm's preemption) while the suite's first benchmark scores: the benchmarks after it, whose data is
+    there, are "not run" in suite.json and suite.md ("missing" says there is no data), and in the API's `not_run`
+    (the suite's status aborted); one with an earlier run in the directory keeps that run's result."""
+    data = tmp_path / "data"
+    write_pairs(data / "pairwise" / "pairs.jsonl", 3000)
+    (data / "rm-bench").symlink_to(require_rmbench())
+    write_rmb(data / "rmb", [pair("1", "Helpfulness/Chat/Discussion", "What is 2+2?", "It is 4.", "It is 5.")])
+    stopped = "the suite was interrupted by SIGTERM before it"
+    baseline = {"model": "baseline:random", "type": "baseline"}
+
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda s, f: caught.append(s))  # a training script's, which returns
+    try:
+        once_scoring(tmp_path / "api" / "pairwise", lambda: os.kill(os.getpid(), signal.SIGTERM))
+        result = rmb.evaluate_suite(baseline, benchmarks=["pairwise", "rm-bench"], data_root=data,
+                                    out=tmp_path / "api", limit=600)  # fmt: skip
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert caught == [signal.SIGTERM] and list(result.results) == ["pairwise"], result
+    assert result.not_run == {"rm-bench": stopped} and not result.missing
+    assert result.status == "aborted" and not result.complete
+    cells = json.loads((tmp_path / "api" / "suite.json").read_text())["results"]
+    assert cells["rm-bench"] == {"status": "not run", "why": stopped}
+
+    out = tmp_path / "cli"
+    assert rmb.evaluate(baseline, benchmark="rmb", data=data / "rmb", out=out / "rmb").status == "partial"
+    args = [CLI, "suite", "--json", "--no-progress", "--model", "baseline:random", "--data", str(data), "--out",
+            str(out), "--benchmarks", "pairwise,rm-bench,rmb", "--limit", "600"]  # fmt: skip
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    once_scoring(out / "pairwise", lambda: proc.send_signal(signal.SIGTERM))
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 143, stderr[-2000:]
+    cells = json.loads(stdout)["results"]
+    assert cells["rm-bench"] == {"status": "not run", "why": stopped}
+    assert cells["rmb"]["status"] == "partial" and cells["rmb"]["run_dir"] == str(out / "rmb")  # the earlier run's
+    table = (out / "suite.md").read_text()
+    assert "| not run |" in table and f"- baseline:random, rm-bench: not run: {stopped}" in table
+    assert json.loads((out / "suite.json").read_text())["results"] == cells

@@ -239,6 +239,7 @@ def test_a_benchmark_a_preempted_suite_never_ran_is_tried_again_not_missing(tmp_
         (row,) = rmb.watch(root, cfg, **options)
         assert caught == [signal.SIGTERM] and not row.done
         assert row.results["rm-bench"].status == "aborted", row.results
+        assert row.results["rm-bench"].why == "the suite was interrupted by SIGTERM before it"  # SuiteResult.not_run
         (again,) = rmb.watch(root, cfg, **options)
     finally:
         signal.signal(signal.SIGTERM, previous)

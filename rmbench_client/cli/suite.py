@@ -38,9 +38,7 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
         return suite_dry_run(plan_suite(base, names, root), args.json, args.fresh)
     ended: dict[str, Any] = {}
 
-    def run_one(cfg: RunConfig) -> None:
-        if ended.get("signal") is not None:
-            return  # interrupted: the other benchmarks are left for the next suite run
+    def run_one(cfg: RunConfig) -> str | None:
         sys.stderr.write(f"{cfg.benchmark}: running\n")
         progress = not args.no_progress and not args.json
         try:
@@ -51,14 +49,19 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
         except Interrupted as exc:  # the suite's table is still written from the runs that ended before
             sys.stderr.write(interrupted_line(exc, str(cfg.out_dir())))
             ended["signal"] = exc.signal
-            return
+            return f"{exc} before it began"
         sys.stderr.write(f"{cfg.benchmark}: {cfg.out_dir()}\n")
         if not result.all_scored:
             ended["incomplete"] = True
             why = result.aborted or f"{len(result.failures)} prompt(s) not scored"
             sys.stderr.write(f"{cfg.benchmark}: incomplete ({why}); rerun the suite to resume\n")
+        return None
 
-    suite = run_suite(base, names, root, run_one)
+    def stopped() -> str | None:  # interrupted: the other benchmarks are left for the next suite run
+        sig = ended.get("signal")
+        return f"interrupted by {sig.name}" if sig is not None else None
+
+    suite, _ = run_suite(base, names, root, run_one, stopped)
     if args.json:
         sys.stdout.write(json.dumps(suite) + "\n")
     else:
