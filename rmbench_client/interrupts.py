@@ -88,8 +88,9 @@ class RunSignals:
         where that is the main thread, it takes SIGTERM for the run as `with signals:` would (SIGINT stays the
         caller's: it reaches the run through the waiting call), and once the block ends (the run's thread has
         ended, its outputs written) puts the caller's handler back and hands on what the run caught: what
-        `hand_on` was given in the run's thread, or a signal that came after the run had taken its own (while it
-        logged to its trackers, say). Nothing is taken elsewhere, or with `handle` False."""
+        `hand_on` was given in the run's thread, or else a signal caught that no run handed on (it came once the
+        run had ended, while it logged to its trackers, say, or the run raised), raised again for that handler.
+        Nothing is taken elsewhere, or with `handle` False."""
         self._take((signal.SIGTERM,))
         self._holding = bool(self._previous)
         try:
@@ -100,7 +101,7 @@ class RunSignals:
         handed, self._handed = self._handed, None
         if handed is not None:
             hand_on(*handed)
-        elif self.signal is not None:  # caught, but no run took it: its handler gets it now
+        elif self.signal is not None:  # caught, but no run handed it on: the caller's handler gets it now
             signal.raise_signal(self.signal)
 
     def hand_on(self, sig: signal.Signals, interrupted: KeyboardInterrupt) -> None:
