@@ -27,7 +27,7 @@ from .config import MAIN_ROLE, RunConfig, config_of
 from .config import load_config as _load_yaml_config
 from .errors import ConfigError, DataError
 from .examples import Example
-from .interrupts import Interrupted, RunSignals, hand_on
+from .interrupts import Interrupted, RunSignals
 from .results import (
     BenchmarkResult,
     RunInterrupted,
@@ -138,7 +138,7 @@ def _evaluate(
     done = _begun(cfg, fresh, progress, heatmaps, signals)
     result = _tracked(done, trackers, step)
     if done.signal is not None:  # the outputs are written: the signal goes where it would have gone without the run
-        hand_on(done.signal, RunInterrupted(done.signal, result.run_dir, result))
+        signals.hand_on(done.signal, RunInterrupted(done.signal, result.run_dir, result))
     return result
 
 
@@ -183,7 +183,8 @@ def evaluate(
     of trackers, or one). Called where an event
     loop is running (a notebook, `asyncio.run`), the run has a loop of its own on a thread while this call waits;
     Ctrl-C there stops the run (under `asyncio.run`, whose handler only cancels the waiting task, the cancel does),
-    and RunInterrupted (with the result) is raised once its outputs are written. `heatmaps`:
+    and RunInterrupted (with the result) is raised once its outputs are written; SIGTERM is taken by the waiting call
+    and handed on as below. `heatmaps`:
     RM-Bench's heatmap PNGs, off by default here (matplotlib costs a checkpoint about 2 s of CPU; `rmbench-client run`
     draws them unless `--no-heatmaps`).
 
@@ -209,7 +210,7 @@ def evaluate(
         bind(given)
         signals = RunSignals(handle=handle_signals)
         call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, given, step, signals)
-        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended)
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended, signals.held)
 
 
 async def evaluate_async(
@@ -284,7 +285,7 @@ def _suite(
         not_run={n: why for n, why in not_run.items() if n not in results},  # a signal before it began: aborted
     )
     if ended:
-        hand_on(ended[0], RunInterrupted(ended[0], suite.directory, suite))
+        signals.hand_on(ended[0], RunInterrupted(ended[0], suite.directory, suite))
     return suite
 
 
@@ -324,7 +325,7 @@ def evaluate_suite(
         bind(given)
         signals = RunSignals(handle=handle_signals)
         call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, given, step, signals)
-        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended)
+        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended, signals.held)
 
 
 def _suite_config(

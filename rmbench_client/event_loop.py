@@ -6,7 +6,8 @@ one client feeding many endpoints runs out of (bench P8). `RMBENCH_EVENT_LOOP=as
 A run always has a loop of its own. Called where a loop is already running (a notebook, an async trainer calling
 the sync API), the whole run goes to a thread of its own, with its private loop, while the caller's thread waits
 (`off_loop`): Ctrl-C stops the run there, whether Python's default handler raises it in the waiting thread (a
-notebook) or `asyncio.run`'s handler cancels the waiting task instead (seen by polling it). The async API awaits a
+notebook) or `asyncio.run`'s handler cancels the waiting task instead (seen by polling it), and the waiting thread
+holds the run's SIGTERM handling, which belongs to the main thread. The async API awaits a
 run on its own thread without blocking the caller's loop (`in_thread`), and a cancellation of that await stops the
 run and waits for its end, so that its outputs are written and its lock released before the caller goes on.
 """
@@ -14,9 +15,11 @@ run and waits for its end, so that its outputs are written and its lock released
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from . import constants as C
@@ -61,14 +64,16 @@ def off_loop(
     call: Callable[[], T],
     stop: Callable[[BaseException], None],
     ended: Callable[[BaseException, T], BaseException] = lambda exc, _: exc,
+    hold: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext,
 ) -> T:
     """`call()` (a whole run, which starts a loop of its own), here; where a loop is already running in this thread,
-    on a thread of its own while this one waits. An exception that reaches the waiting thread meanwhile (a
-    KeyboardInterrupt from the caller's handler) is given to `stop`, which ends the run; so is a cancel of the task
-    that waits (asyncio.run's SIGINT handler only cancels it, and the loop this call blocks cannot deliver that),
-    as a KeyboardInterrupt. Once the run has ended (its outputs written), `ended(exception, what the call
-    returned)` is raised, or the exception itself when the call raised; a cancel stays pending on the task, for
-    asyncio to deliver as it does."""
+    on a thread of its own while this one waits, inside `hold()` (the run's signal handling, which only this
+    thread can have when it is the main one: `RunSignals.held`). An exception that reaches the waiting thread
+    meanwhile (a KeyboardInterrupt from the caller's handler) is given to `stop`, which ends the run; so is a cancel
+    of the task that waits (asyncio.run's SIGINT handler only cancels it, and the loop this call blocks cannot
+    deliver that), as a KeyboardInterrupt. Once the run has ended (its outputs written) and `hold` has been left,
+    `ended(exception, what the call returned)` is raised, or the exception itself when the call raised; a cancel
+    stays pending on the task, for asyncio to deliver as it does."""
     try:
         task = asyncio.current_task(asyncio.get_running_loop())
     except RuntimeError:  # no loop running here
@@ -86,24 +91,26 @@ def off_loop(
         finally:
             finished.set()
 
-    threading.Thread(target=target, name="rmbench-run").start()
     interrupted: BaseException | None = None
     stopped = False
-    while True:
-        # every call inside the try: a second Ctrl-C may land in any of them, `stop` included (it can be called
-        # again). Not Thread.join: on CPython 3.11 a join interrupted by KeyboardInterrupt leaves the thread marked
-        # stopped, and the next join returns at once while the run still runs; an Event's wait can be resumed
-        try:
-            if interrupted is None and _cancels(task) > asked:
-                interrupted = KeyboardInterrupt("the waiting task was cancelled")
-            if interrupted is not None and not stopped:
-                stop(interrupted)
-                stopped = True
-            if finished.wait(poll):
-                break
-        except BaseException as exc:  # Ctrl-C, maybe again: the run is stopped, and waited for to its end
-            if interrupted is None:
-                interrupted = exc
+    with hold():
+        threading.Thread(target=target, name="rmbench-run").start()
+        while True:
+            # every call inside the try: a second Ctrl-C may land in any of them, `stop` included (it can be called
+            # again). Not Thread.join: on CPython 3.11 a join interrupted by KeyboardInterrupt leaves the thread
+            # marked stopped, and the next join returns at once while the run still runs; an Event's wait can be
+            # resumed
+            try:
+                if interrupted is None and _cancels(task) > asked:
+                    interrupted = KeyboardInterrupt("the waiting task was cancelled")
+                if interrupted is not None and not stopped:
+                    stop(interrupted)
+                    stopped = True
+                if finished.wait(poll):
+                    break
+            except BaseException as exc:  # Ctrl-C, maybe again: the run is stopped, and waited for to its end
+                if interrupted is None:
+                    interrupted = exc
     if interrupted is not None:
         if "error" in done:
             raise interrupted from done["error"]

@@ -13,7 +13,9 @@ async caller's cancellation reaches a run on its own thread.
 The handlers are the run's only while it runs, and only where the caller lets it have them (`handle`): the caller's
 are put back when it ends, and `hand_on` then gives the signal to the handler that was there before (a training
 script's SIGTERM handler under Slurm, Python's KeyboardInterrupt, the system's default), once the outputs are
-written.
+written. Handlers belong to the main thread: a run on a thread of its own while the main thread waits for it (a
+sync call inside a running event loop) has the waiting thread hold SIGTERM for it (`held`), and the signal is
+handed on there, once the run's thread has ended; SIGINT already reaches such a run through the waiting call.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
@@ -54,20 +57,60 @@ class RunSignals:
         self._cancel_sent = False  # `stop` cancelled the task (once: a second cancel could cut the outputs' writing)
         self._previous: dict[signal.Signals, Any] = {}
         self._lock = threading.Lock()  # `stop` comes from another thread
+        self._holding = False  # a thread waiting for the run (not the run's own) has the handlers: `held`
+        self._handed: tuple[signal.Signals, KeyboardInterrupt] | None = None  # left to that thread to hand on
 
     def __enter__(self) -> RunSignals:
         self.touched = False  # one object may serve several runs in turn (a suite): a stop reaches each
-        # signals are the main thread's: a run in a worker thread (the API's async forms) leaves them to the caller
-        if self.handle and threading.current_thread() is threading.main_thread():
-            for sig in EXIT_INTERRUPTED:
-                if signal.getsignal(sig) != signal.SIG_IGN:
-                    self._previous[sig] = signal.signal(sig, self._on_signal)
+        if not self._holding:
+            self._take(tuple(EXIT_INTERRUPTED))
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if not self._holding:
+            self._give_back()
+
+    def _take(self, signals: tuple[signal.Signals, ...]) -> None:
+        # signals are the main thread's: a run in a worker thread (the API's async forms) leaves them to the caller
+        if self.handle and threading.current_thread() is threading.main_thread():
+            for sig in signals:
+                if signal.getsignal(sig) != signal.SIG_IGN:
+                    self._previous[sig] = signal.signal(sig, self._on_signal)
+
+    def _give_back(self) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
         self._previous = {}
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """`with signals.held():` in the thread that waits while the run goes on in another (`event_loop.off_loop`):
+        where that is the main thread, it takes SIGTERM for the run as `with signals:` would (SIGINT stays the
+        caller's: it reaches the run through the waiting call), and once the block ends (the run's thread has
+        ended, its outputs written) puts the caller's handler back and hands on what the run caught: what
+        `hand_on` was given in the run's thread, or else a signal caught that no run handed on (it came once the
+        run had ended, while it logged to its trackers, say, or the run raised), raised again for that handler.
+        Nothing is taken elsewhere, or with `handle` False."""
+        self._take((signal.SIGTERM,))
+        self._holding = bool(self._previous)
+        try:
+            yield
+        finally:
+            self._give_back()
+            self._holding = False
+        handed, self._handed = self._handed, None
+        if handed is not None:
+            hand_on(*handed)
+        elif self.signal is not None:  # caught, but no run handed it on: the caller's handler gets it now
+            signal.raise_signal(self.signal)
+
+    def hand_on(self, sig: signal.Signals, interrupted: KeyboardInterrupt) -> None:
+        """`hand_on(sig, interrupted)` once the run's handlers are gone; where a waiting thread holds them
+        (`held`), left to it."""
+        if self._holding:
+            self._handed = (sig, interrupted)
+        else:
+            hand_on(sig, interrupted)
 
     @property
     def stopped(self) -> bool:
@@ -124,7 +167,8 @@ class RunSignals:
                 os._exit(EXIT_INTERRUPTED.get(self.signal or sig, 130))
             return
         self.signal = sig
-        if not self._cancel_task() and not self.touched:
+        # not yet scoring: the run is left by raising, where it is in this thread; held for it, it sees the stop
+        if not self._cancel_task() and not self.touched and not self._holding:
             raise Interrupted(sig)
 
 

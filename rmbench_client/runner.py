@@ -132,6 +132,8 @@ def run(
     signals = signals if signals is not None else RunSignals()
     with signals:
         dataset, examples = load_examples(cfg, bench)
+        if signals.signal is not None:  # it came to a thread waiting for this one (`held`): none raised it here
+            raise Interrupted(signals.signal)
         with RunDirectory(cfg.out_dir()) as run_dir:
             files = RunFiles(run_dir, cfg, fresh)
             outcome = Outcome()

@@ -278,3 +278,60 @@ def test_ctrl_c_in_a_running_loop_returns_once_the_run_has_written_its_outputs(s
     kept = stored(out)
     result = rmb.evaluate(config(slow, data), out=out)  # the lock is free, and only what is missing goes out
     assert result.status == "complete" and result.sent == 2 * PROMPTS - kept
+
+
+SIGTERM_UNDER_ASYNCIO_RUN = """
+import asyncio, json, os, signal, sys
+import rmbench_client as rmb
+
+config, out, mode = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+seen = []
+
+def handler(signum, frame):  # a training script's own (Slurm's preemption), installed before the call
+    summary = os.path.join(out, "summary.json")
+    seen.append({"signal": signum, "aborted": json.load(open(summary)).get("aborted") if os.path.exists(summary)
+                 else None})
+
+if mode == "handler":
+    signal.signal(signal.SIGTERM, handler)
+
+async def main():  # a script under asyncio.run calling the sync API: the run goes on a thread of its own
+    print("ready", flush=True)
+    result = rmb.evaluate(config, out=out)
+    await asyncio.sleep(0)  # the script goes on
+    print(json.dumps({"status": result.status, "seen": seen}), flush=True)
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("mode", ["default", "handler"], ids=["the system's SIGTERM default", "the script's handler"])
+def test_sigterm_in_a_running_loop_goes_on_to_the_callers_handler_once_the_outputs_are_written(
+    slow, data, tmp_path, mode
+):
+    """The run is on a thread of its own, where it cannot take signals: the waiting main thread takes SIGTERM for
+    it. The run stops and writes its outputs; then the system's default ends the process by the signal (the same
+    call then resumes the run), or the script's own handler is called once (after the outputs) and the call
+    returns the aborted result."""
+    out = tmp_path / "run"
+    args = [json.dumps(config(slow, data)), str(out), mode]
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SIGTERM_UNDER_ASYNCIO_RUN), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        wait_until(lambda: slow.units >= 30 and proc.poll() is None)
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    s = summary(out)
+    assert s["aborted"] == "interrupted by SIGTERM" and s["failed"] == 0 and 0 < s["scored"] < PROMPTS
+    if mode == "handler":
+        assert proc.returncode == 0, stderr
+        said = json.loads(stdout.splitlines()[-1])
+        assert said == {"status": "aborted", "seen": [{"signal": signal.SIGTERM, "aborted": "interrupted by SIGTERM"}]}
+        return
+    assert proc.returncode == -signal.SIGTERM, stderr
+    kept = stored(out)
+    result = rmb.evaluate(config(slow, data), out=out)  # the lock is free, and only what is missing goes out
+    assert result.status == "complete" and result.sent == 2 * PROMPTS - kept

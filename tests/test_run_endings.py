@@ -207,3 +207,28 @@ def test_a_signal_before_the_run_touches_its_directory_raises_and_after_it_waits
         os.kill(os.getpid(), signal.SIGINT)  # noted only: the outputs are written first
         time.sleep(0.01)
     assert signals.signal is signal.SIGINT
+
+
+def test_a_waiting_thread_holds_sigterm_for_a_run_on_another_thread():
+    """`held` (the main thread waiting for a run on its own thread): SIGTERM only (SIGINT reaches the run through
+    the waiting call), nothing with `handle` False, the caller's handler back afterwards; a signal no run took (it
+    came after the run had ended) goes to that handler then, not before."""
+    seen: list[int] = []
+
+    def handler(signum: int, frame: object) -> None:
+        seen.append(signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    sigint = signal.getsignal(signal.SIGINT)
+    try:
+        with RunSignals(handle=False).held():
+            assert signal.getsignal(signal.SIGTERM) is handler
+        signals = RunSignals()
+        with signals.held():
+            assert signal.getsignal(signal.SIGTERM) is not handler and signal.getsignal(signal.SIGINT) is sigint
+            os.kill(os.getpid(), signal.SIGTERM)  # no run in this thread to raise into: noted
+            time.sleep(0.01)
+            assert signals.signal is signal.SIGTERM and seen == []
+        assert signal.getsignal(signal.SIGTERM) is handler and seen == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
