@@ -144,8 +144,10 @@ def run(
             try:
                 event_loop.run(score_examples(cfg, bench, examples, files, progress, signals, outcome, spread))
             except BaseException as exc:  # whatever it is, what was scored is written first
-                if not signals.touched:
-                    raise  # the directory is as it was
+                if not signals.touched:  # the directory is as it was
+                    if signals.signal is not None and isinstance(exc, asyncio.CancelledError):
+                        raise Interrupted(signals.signal) from None  # a signal held for this thread (`held`)
+                    raise
                 error = exc
                 outcome.aborted = outcome.aborted or stopped_by(exc)
             finally:

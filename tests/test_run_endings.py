@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -17,10 +18,12 @@ import yaml
 from fake_reward_faults import MODEL, FakeVllm
 from helpers_cli import CLI, cli, one_error_line, stored, summary
 
+from rmbench_client import constants as C
 from rmbench_client import runner, scoring_loop
 from rmbench_client.config import load_config
 from rmbench_client.errors import ConfigError
 from rmbench_client.interrupts import Interrupted, RunSignals
+from rmbench_client.run_directory import STORE_FILES
 
 pytestmark = pytest.mark.timeout(120)
 PROMPTS = 6
@@ -232,3 +235,47 @@ def test_a_waiting_thread_holds_sigterm_for_a_run_on_another_thread():
         assert signal.getsignal(signal.SIGTERM) is handler and seen == [signal.SIGTERM]
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_held_sigterm_before_the_run_touches_its_directory_ends_it_as_interrupted(tmp_path, monkeypatch):
+    """A run on a thread of its own while the main thread holds SIGTERM for it (`held`), signalled after its data
+    loaded and before its directory changed: `Interrupted` (as in the main thread), not the cancellation of its task,
+    and the directory unchanged."""
+    data = tmp_path / "prefs.jsonl"
+    data.write_text("".join(json.dumps({"id": f"p{i}", "prompt": f"q {i}?", "chosen": "a", "rejected": "b"}) + "\n"
+                            for i in range(4)))  # fmt: skip
+    cfg = load_config(None, {"model": "baseline:random", "benchmark": "pairwise", "data": str(data),
+                             "out": str(tmp_path / "run")})  # fmt: skip
+    signals = RunSignals()
+    files = runner.RunFiles
+
+    def signalled(*args: object) -> object:  # the directory is made and locked, nothing in it changed yet
+        os.kill(os.getpid(), signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while signals.signal is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return files(*args)
+
+    monkeypatch.setattr(runner, "RunFiles", signalled)
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            runner.run(cfg, progress=False, heatmaps=False, signals=signals)
+        except BaseException as exc:
+            raised.append(exc)
+
+    handed: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda sig, frame: handed.append(sig))
+    try:
+        with signals.held():
+            thread = threading.Thread(target=target)
+            thread.start()
+            while thread.is_alive():
+                thread.join(0.05)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert len(raised) == 1 and isinstance(raised[0], Interrupted) and raised[0].signal == signal.SIGTERM, raised
+    assert handed == [signal.SIGTERM]  # handed on to the caller's handler once the run's thread ended
+    left = {p.name for p in (tmp_path / "run").iterdir()}  # the lock, and the store opened (empty) to check it
+    assert left <= {C.LOCK_FILE, *STORE_FILES} and C.CONFIG_FILE not in left, left
