@@ -15,6 +15,7 @@ the caller's: its signal handlers get the signals a run caught once its outputs 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import signal
 from collections.abc import Mapping, Sequence
@@ -104,14 +105,23 @@ def _run(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: R
 
 def _begun(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: RunSignals) -> _Finished:
     """`_run`, where a signal before the run began (its data loading, its servers' checks) is handed on as one
-    during the scoring is: an aborted result with nothing scored, the run directory as it was."""
+    during the scoring is: an aborted result with nothing scored, the run directory as it was. So is a stop then
+    (the caller's Ctrl-C or cancel reaching a run on a thread of its own), with no signal to hand on."""
     try:
         return _run(cfg, fresh, progress, heatmaps, signals)
     except Interrupted as exc:
-        out = cfg.out_dir()
-        why = f"{exc} before the run began: nothing in {out} was changed"
-        summary = {"benchmark": cfg.benchmark, "model": cfg.model, "complete": False, "scored": 0, "aborted": why}
-        return _Finished(result_of(out, summary, {}), exc.signal, [], began=False)
+        return _Finished(_not_begun(cfg, str(exc)), exc.signal, [], began=False)
+    except asyncio.CancelledError:
+        if signals.cancelled is None or signals.touched:  # not a stop of this run's, or one after it began
+            raise
+        return _Finished(_not_begun(cfg, signals.cancelled), None, [], began=False)
+
+
+def _not_begun(cfg: RunConfig, reason: str) -> BenchmarkResult:
+    out = cfg.out_dir()
+    why = f"{reason} before the run began: nothing in {out} was changed"
+    summary = {"benchmark": cfg.benchmark, "model": cfg.model, "complete": False, "scored": 0, "aborted": why}
+    return result_of(out, summary, {})
 
 
 def run_config(

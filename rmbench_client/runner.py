@@ -134,6 +134,8 @@ def run(
         dataset, examples = load_examples(cfg, bench)
         if signals.signal is not None:  # it came to a thread waiting for this one (`held`): none raised it here
             raise Interrupted(signals.signal)
+        if signals.stopped:  # a stop (the caller's Ctrl-C or cancel) while the data loaded: before the directory
+            raise asyncio.CancelledError(signals.reason)
         with RunDirectory(cfg.out_dir()) as run_dir:
             files = RunFiles(run_dir, cfg, fresh)
             outcome = Outcome()

@@ -335,3 +335,29 @@ def test_sigterm_in_a_running_loop_goes_on_to_the_callers_handler_once_the_outpu
     kept = stored(out)
     result = rmb.evaluate(config(slow, data), out=out)  # the lock is free, and only what is missing goes out
     assert result.status == "complete" and result.sent == 2 * PROMPTS - kept
+
+
+@pytest.mark.parametrize("caller", ["notebook", "asyncio.run"])
+def test_ctrl_c_in_a_running_loop_while_the_data_loads_raises_run_interrupted_with_the_result(tmp_path, caller):
+    """Ctrl-C while the run (on its own thread, the caller's loop running) loads its data: as in the main thread, the
+    call raises RunInterrupted carrying an aborted result that scored nothing, and the run directory is not made
+    (the stop reached the run as a cancel, not a signal: it let a bare KeyboardInterrupt out, without the result)."""
+    fifo, out = tmp_path / "pairs.jsonl", tmp_path / "run"
+    baseline = {"model": "baseline:random", "benchmark": "pairwise", "data": str(fifo)}
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(NOTEBOOK), json.dumps(baseline), str(out), caller],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        with loading_held(fifo) as reading:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            wait_until(lambda: reading() or proc.poll() is not None)
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.5)  # the stop reaches the run (asyncio.run's cancel is seen within 0.1 s) while it reads
+            with open(fifo, "w") as pipe:  # then the data comes, and the run's thread goes on to the stop
+                pipe.write(write_pairs(tmp_path / "pairs-file.jsonl", 4).read_text())
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    said = json.loads(stdout.splitlines()[-1])
+    assert said == {"raised": "aborted", "run_dir": str(out), "summary": False, "runs": []}
+    assert not out.exists()
