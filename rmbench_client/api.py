@@ -278,7 +278,8 @@ def _suite(
 
     def run_one(cfg: RunConfig) -> str | None:
         done = _begun(cfg, fresh, progress, heatmaps, signals)
-        results[cfg.benchmark] = _tracked(done, trackers, step)
+        with signals.between():  # a signal while the trackers log stops the suite before its next benchmark
+            results[cfg.benchmark] = _tracked(done, trackers, step)
         if done.signal is not None:
             ended.append(done.signal)
         return None if done.began else done.result.aborted
@@ -294,8 +295,9 @@ def _suite(
         errors={n: c["why"] for n, c in rows.items() if c["status"] == "error"},
         not_run={n: why for n, why in not_run.items() if n not in results},  # a signal before it began: aborted
     )
-    if ended:
-        signals.hand_on(ended[0], RunInterrupted(ended[0], suite.directory, suite))
+    caught = ended[0] if ended else signals.signal  # the latter: one that came between two runs
+    if caught is not None:
+        signals.hand_on(caught, RunInterrupted(caught, suite.directory, suite))
     return suite
 
 
@@ -320,7 +322,7 @@ def evaluate_suite(
     `errors`, one without data in `missing` (a benchmark named without data raises DataError before anything
     runs); the others still run. Each tracker (`trackers`: a list of them, or one) logs every benchmark at `step`.
     Signals as in `evaluate`: the benchmarks after the one a signal stopped are left for the next call, in
-    `not_run`.
+    `not_run`; a signal between two benchmarks (a tracker logging the one before) stops the suite before the next.
 
     Raises:
         TypeError: an argument of the wrong type, as in `evaluate`.

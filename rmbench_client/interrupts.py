@@ -104,6 +104,22 @@ class RunSignals:
         elif self.signal is not None:  # caught, but no run handed it on: the caller's handler gets it now
             signal.raise_signal(self.signal)
 
+    @contextlib.contextmanager
+    def between(self) -> Iterator[None]:
+        """`with signals.between():` after a run of a suite, while its result is logged to the trackers, before the
+        next run: in the main thread (with `handle`) SIGINT and SIGTERM are taken and only noted, so that the suite
+        starts no further run (`stopped`) and hands the signal on once it has written its table. Left to the
+        holding thread where one holds them (`held`)."""
+        self.touched = True  # the run before has ended, its outputs written: a signal now is noted, never raised
+        if self._holding:
+            yield
+            return
+        self._take(tuple(EXIT_INTERRUPTED))
+        try:
+            yield
+        finally:
+            self._give_back()
+
     def hand_on(self, sig: signal.Signals, interrupted: KeyboardInterrupt) -> None:
         """`hand_on(sig, interrupted)` once the run's handlers are gone; where a waiting thread holds them
         (`held`), left to it."""

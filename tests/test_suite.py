@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -260,3 +261,42 @@ def test_a_suite_a_signal_stopped_lists_the_benchmarks_it_never_ran_as_not_run_n
     table = (out / "suite.md").read_text()
     assert "| not run |" in table and f"- baseline:random, rm-bench: not run: {stopped}" in table
     assert json.loads((out / "suite.json").read_text())["results"] == cells
+
+
+BETWEEN_RUNS = """
+import json, os, signal, sys
+import rmbench_client as rmb
+
+data, out = sys.argv[1], sys.argv[2]
+seen = []
+signal.signal(signal.SIGTERM, lambda s, f: seen.append(os.path.exists(os.path.join(out, "suite.json"))))
+
+class Preempting:  # a tracker that is logging the first benchmark when Slurm's SIGTERM comes
+    def log(self, metrics, step, artifacts=()):
+        if not seen:
+            os.kill(os.getpid(), signal.SIGTERM)
+    def close(self):
+        pass
+
+result = rmb.evaluate_suite({"model": "baseline:random", "type": "baseline"}, benchmarks=["pairwise", "rmb"],
+                            data_root=data, out=out, trackers=[Preempting()], step=1)
+print(json.dumps({"status": result.status, "ran": list(result.results), "not_run": result.not_run, "seen": seen}))
+"""
+
+
+def test_a_signal_between_two_benchmarks_of_a_suite_stops_it_before_the_next(tmp_path: Path) -> None:
+    """SIGTERM while a plain script's suite logs its first benchmark to a tracker (between two runs, where the run's
+    handlers are gone): the suite starts no further benchmark (`not_run`, "not run" in suite.json) and the script's
+    handler gets the signal once the table is written. It went to the handler at once and the suite ran on."""
+    data, out = tmp_path / "data", tmp_path / "suite"
+    write_pairs(data / "pairwise" / "pairs.jsonl", 4)
+    write_rmb(data / "rmb", [pair("1", "Helpfulness/Chat/Discussion", "What is 2+2?", "It is 4.", "It is 5.")])
+    proc = subprocess.run([sys.executable, "-c", BETWEEN_RUNS, str(data), str(out)], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    stopped = "the suite was interrupted by SIGTERM before it"
+    said = json.loads(proc.stdout.splitlines()[-1])
+    assert said == {"status": "aborted", "ran": ["pairwise"], "not_run": {"rmb": stopped}, "seen": [True]}
+    cells = json.loads((out / "suite.json").read_text())["results"]
+    assert cells["rmb"] == {"status": "not run", "why": stopped} and cells["pairwise"]["status"] == "complete"
+    assert not (out / "rmb").exists()
