@@ -6,9 +6,10 @@ One `RunSignals` serves the whole run. Before the run directory is touched, a si
 the data loads) or cancels the run's task (`cancels`: while the servers are checked, so that a request that hangs
 ends at once); the runner then leaves the directory as it was. Once the run has touched the directory (`touch`), a
 signal cancels the scoring and the outputs are written from what is scored before the run ends. A repeated signal
-before the directory was touched leaves at once; after that it is ignored (the outputs take seconds to write, and
-`kill -9` stays the way out: the store keeps every score). `stop` does what a signal does, from any thread: how an
-async caller's cancellation reaches a run on its own thread.
+before the directory was touched leaves at once (where the caller had a handler of its own, that handler is
+called at once instead: a training script's, which may not want its process ended); after that it is ignored (the
+outputs take seconds to write, and `kill -9` stays the way out: the store keeps every score). `stop` does what a
+signal does, from any thread: how an async caller's cancellation reaches a run on its own thread.
 
 The handlers are the run's only while it runs, and only where the caller lets it have them (`handle`): the caller's
 are put back when it ends, and `hand_on` then gives the signal to the handler that was there before (a training
@@ -178,6 +179,10 @@ class RunSignals:
         sig = signal.Signals(signum)
         if self.stopped:  # repeated
             if not self.touched:
+                own = self._previous.get(sig)
+                if callable(own) and own is not signal.default_int_handler:  # the caller's own: it decides, now
+                    own(signum, frame)
+                    return
                 sys.stderr.write(f"{self.reason} again: leaving at once; the run directory was not changed\n")
                 sys.stderr.flush()
                 os._exit(EXIT_INTERRUPTED.get(self.signal or sig, 130))

@@ -337,6 +337,20 @@ def test_sigterm_in_a_running_loop_goes_on_to_the_callers_handler_once_the_outpu
     assert result.status == "complete" and result.sent == 2 * PROMPTS - kept
 
 
+def feed(fifo: Path, data: Path) -> None:
+    """The data, into the named pipe a run is reading (nothing where no process reads it any more)."""
+    try:
+        pipe = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:  # ENXIO: its reader has gone
+        if exc.errno != errno.ENXIO:
+            raise
+        return
+    try:
+        os.write(pipe, data.read_bytes())
+    finally:
+        os.close(pipe)
+
+
 @pytest.mark.parametrize("caller", ["notebook", "asyncio.run"])
 def test_ctrl_c_in_a_running_loop_while_the_data_loads_raises_run_interrupted_with_the_result(tmp_path, caller):
     """Ctrl-C while the run (on its own thread, the caller's loop running) loads its data: as in the main thread, the
@@ -352,12 +366,38 @@ def test_ctrl_c_in_a_running_loop_while_the_data_loads_raises_run_interrupted_wi
             wait_until(lambda: reading() or proc.poll() is not None)
             proc.send_signal(signal.SIGINT)
             time.sleep(0.5)  # the stop reaches the run (asyncio.run's cancel is seen within 0.1 s) while it reads
-            with open(fifo, "w") as pipe:  # then the data comes, and the run's thread goes on to the stop
-                pipe.write(write_pairs(tmp_path / "pairs-file.jsonl", 4).read_text())
+            feed(fifo, write_pairs(tmp_path / "pairs-file.jsonl", 4))  # then the data: the run goes on to the stop
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         proc.kill()
     assert proc.returncode == 0, stderr
     said = json.loads(stdout.splitlines()[-1])
     assert said == {"raised": "aborted", "run_dir": str(out), "summary": False, "runs": []}
+    assert not out.exists()
+
+
+def test_sigterm_twice_while_the_data_loads_in_a_running_loop_reaches_the_scripts_handler(tmp_path):
+    """Two SIGTERMs while a run held for asyncio.run loads its data (which a signal cannot cut short on the run's
+    thread): the script's own handler gets each (the second at once, the first once the run has ended), the call
+    returns the aborted result, the run directory is not made. The second left the process at once (os._exit 143),
+    the script's handler never called."""
+    fifo, out = tmp_path / "pairs.jsonl", tmp_path / "run"
+    baseline = {"model": "baseline:random", "benchmark": "pairwise", "data": str(fifo)}
+    args = [json.dumps(baseline), str(out), "handler"]
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SIGTERM_UNDER_ASYNCIO_RUN), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        with loading_held(fifo) as reading:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            wait_until(lambda: reading() or proc.poll() is not None)
+            for _ in range(2):
+                proc.send_signal(signal.SIGTERM)
+                time.sleep(0.3)
+            feed(fifo, write_pairs(tmp_path / "pairs-file.jsonl", 4))
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, stderr
+    said = json.loads(stdout.splitlines()[-1])
+    assert said == {"status": "aborted", "seen": [{"signal": signal.SIGTERM, "aborted": None}] * 2}
     assert not out.exists()
