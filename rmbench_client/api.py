@@ -287,6 +287,7 @@ def _suite(
     # once a signal or a cancellation stopped a run, the benchmarks after it are left for the next call
     table, not_run = run_suite(base, names, data_root, run_one, lambda: signals.reason)
     rows = table["results"]
+    caught = ended[0] if ended else signals.signal  # the latter: one that came between two runs
     suite = SuiteResult(
         model=base.model,
         directory=model_dir(base),
@@ -294,8 +295,8 @@ def _suite(
         missing={n: c["why"] for n, c in rows.items() if c["status"] == "missing" and n not in results},
         errors={n: c["why"] for n, c in rows.items() if c["status"] == "error"},
         not_run={n: why for n, why in not_run.items() if n not in results},  # a signal before it began: aborted
+        interrupted_by=caught,
     )
-    caught = ended[0] if ended else signals.signal  # the latter: one that came between two runs
     if caught is not None:
         signals.hand_on(caught, RunInterrupted(caught, suite.directory, suite))
     return suite

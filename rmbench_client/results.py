@@ -124,7 +124,8 @@ class BenchmarkResult(Scores):
 class SuiteResult:
     """A suite: one `BenchmarkResult` per benchmark that was run, under the model's `directory` (with `suite.md`
     and `suite.json`); `missing` (no data), `errors` (data refused) and `not_run` (data there, but the suite was
-    stopped before it: the same call runs it) name the benchmarks left out and why."""
+    stopped before it: the same call runs it) name the benchmarks left out and why. `interrupted_by`: the signal
+    that stopped the suite, handed on to the caller's handler (which returned, or this result would not be here)."""
 
     model: str
     directory: Path
@@ -132,6 +133,7 @@ class SuiteResult:
     missing: Mapping[str, str] = field(default_factory=dict)
     errors: Mapping[str, str] = field(default_factory=dict)
     not_run: Mapping[str, str] = field(default_factory=dict)
+    interrupted_by: signal.Signals | None = None
 
     @property
     def complete(self) -> bool:

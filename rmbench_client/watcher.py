@@ -259,11 +259,12 @@ def watch(
     handle_signals: bool = True,
 ) -> list[WatchRow]:
     """Evaluate every complete checkpoint under `directory` that is not done yet, oldest step first, then look
-    again every `poll` seconds; return the table's rows when `stop()` says so, or at once after one pass with
-    `once`. A checkpoint whose evaluation did not go to its end is evaluated again on the next pass (its row's
-    `done` is false until then). `out` defaults to runs/<model>/watch; `role` is the role the checkpoints are of
-    (default the run's main one); `benchmarks`, `data_root`, `limit` and `handle_signals` are `evaluate_suite`'s.
-    Trackers log each checkpoint at its step.
+    again every `poll` seconds; return the table's rows when `stop()` says so, at once after one pass with `once`,
+    or after a checkpoint a signal stopped (SIGTERM's preemption: the caller's handler was called and returned). A
+    checkpoint whose evaluation did not go to its end is evaluated again on the next pass (its row's `done` is false
+    until then). `out` defaults to runs/<model>/watch; `role` is the role the checkpoints are of (default the run's
+    main one); `benchmarks`, `data_root`, `limit` and `handle_signals` are `evaluate_suite`'s. Trackers log each
+    checkpoint at its step.
 
     Raises:
         ConfigError: the directory does not exist, the config cannot serve a checkpoint, `poll` is 0 or less, or
@@ -300,6 +301,9 @@ def watch(
                     log.warning("checkpoint %s not evaluated to the end (%s): tried again on the next pass", ck.name,
                                 ", ".join(f"{n} {c.status}" for n, c in row.results.items()))  # fmt: skip
                 write_table(target, cfg.model, read_rows(target))
+                if suite.interrupted_by is not None:  # the caller's handler returned: a preempted job ends here
+                    log.warning("%s stopped checkpoint %s: watch ends", suite.interrupted_by.name, ck.name)
+                    return read_rows(target)
             if once or (stop is not None and stop()):
                 return read_rows(target)
             time.sleep(poll)

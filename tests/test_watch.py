@@ -217,11 +217,13 @@ def test_a_checkpoint_whose_server_fails_mid_run_is_evaluated_again_to_the_end(t
 def test_a_benchmark_a_preempted_suite_never_ran_is_tried_again_not_missing(tmp_path):
     """Slurm's SIGTERM during the first benchmark of a checkpoint, with the training script's own handler (which
     returns): the suite stops there, and the benchmark it never ran, whose data is there, is aborted (tried again
-    on the next pass), not missing (which would mark the checkpoint done)."""
+    on the next pass), not missing (which would mark the checkpoint done); the watch ends there, the next
+    checkpoint not begun (a preempted job has seconds left)."""
     root, out, data = tmp_path / "train", tmp_path / "eval", tmp_path / "data"
     write_pairs(data / "pairwise" / "pairs.jsonl", 3000)
     (data / "rm-bench").symlink_to(require_rmbench())
     small_checkpoint(root, 1)
+    small_checkpoint(root, 2)
     caught: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda s, f: caught.append(s))
 
@@ -236,12 +238,14 @@ def test_a_benchmark_a_preempted_suite_never_ran_is_tried_again_not_missing(tmp_
                "settle": 0.0}  # fmt: skip
     try:
         threading.Thread(target=preempt, daemon=True).start()
-        (row,) = rmb.watch(root, cfg, **options)
-        assert caught == [signal.SIGTERM] and not row.done
+        (row,) = rmb.watch(root, cfg, **options)  # the watch ends with the preempted checkpoint: 2 is not begun
+        assert caught == [signal.SIGTERM] and not row.done and row.checkpoint == "checkpoint-1"
         assert row.results["rm-bench"].status == "aborted", row.results
         assert row.results["rm-bench"].why == "the suite was interrupted by SIGTERM before it"  # SuiteResult.not_run
-        (again,) = rmb.watch(root, cfg, **options)
+        assert not (out / "checkpoint-2").exists()
+        again, second = rmb.watch(root, cfg, **options)
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert again.done and {c.status for c in again.results.values()} <= {"complete", "partial"}
+    assert second.checkpoint == "checkpoint-2" and second.done
     assert rmb.load_result(out / "checkpoint-1" / "rm-bench").scored > 0
