@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -114,7 +115,7 @@ class ScoreStore:
         self._sources: dict[str, int] = {}  # answerers' text -> id, as this process met them
         self._records: dict[int, Record] = {}
         if read_only:  # a look at an existing store (`run --dry-run`, `status`): nothing is created or written
-            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            self._db = _look(path)
             self._check_format(path)
             self._source_column = self._source()
             self._catch_up()
@@ -340,6 +341,27 @@ class OpenRun:
             self.samples.close()
         if self.store is not None:
             self.store.close()
+
+
+def _look(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the store. On a read-only file system SQLite cannot make a store's WAL index beside
+    it: one closed cleanly (no log beside it: every commit in the file) is read as it is, as nothing writes there."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    try:
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+    except sqlite3.OperationalError:
+        db.close()
+        if not _read_only_fs(path.parent) or Path(f"{path}-wal").exists():
+            raise
+        db = sqlite3.connect(f"file:{path}?immutable=1", uri=True, isolation_level=None)
+    return db
+
+
+def _read_only_fs(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (AttributeError, OSError):  # no statvfs (Windows)
+        return False
 
 
 def _value_text(value: Any) -> str:

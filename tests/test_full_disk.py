@@ -178,3 +178,19 @@ def test_a_read_only_run_directory_is_one_error_line(tmp_path):
             proc = cli("run", "--config", str(config(tmp_path, fake.url)), "--no-progress", "--out", str(disk / "run"))
         one_error_line(proc, 2, f"run directory {disk / 'run'} cannot be written: Read-only file system")
         assert snapshot(disk / "run") == before
+
+
+def test_a_run_directory_on_a_read_only_file_system_can_be_looked_at(tmp_path):
+    """`run --dry-run` reads the store of a run directory on a read-only file system (closed cleanly: no log beside
+    it, so read as it is), and writes nothing."""
+    with small_disk(tmp_path / "disk") as disk:
+        with FakeVllm() as fake:
+            cfg = config(disk, fake.url)
+            assert cli("run", "--config", str(cfg), "--no-progress").returncode == 0
+            before = snapshot(disk / "run")
+            subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+            dry = cli("run", "--config", str(cfg), "--dry-run", "--json")
+        assert dry.returncode == 0, dry.stderr
+        plan = json.loads(dry.stdout)
+        assert (plan["stored_prompts"], plan["to_send"]) == (PROMPTS, 0), plan
+        assert snapshot(disk / "run") == before
