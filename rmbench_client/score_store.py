@@ -346,14 +346,16 @@ class OpenRun:
 def _look(path: Path) -> sqlite3.Connection:
     """A read-only connection to the store. On a read-only file system SQLite cannot make a store's WAL index beside
     it: one closed cleanly (no log beside it: every commit in the file) is read as it is, as nothing writes there."""
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+    # the path percent-encoded: a '#', '?' or '%' in it would cut the URI elsewhere (and open another file, rwc)
+    uri = path.absolute().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
     try:
         db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
     except sqlite3.OperationalError:
         db.close()
         if not _read_only_fs(path.parent) or Path(f"{path}-wal").exists():
             raise
-        db = sqlite3.connect(f"file:{path}?immutable=1", uri=True, isolation_level=None)
+        db = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
     return db
 
 

@@ -252,3 +252,19 @@ def test_a_store_written_before_provenance_stays_readable_and_gains_it(tmp_path)
         store.close()
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT key, value, why FROM held_apart").fetchall() == [("new", "0.5", "it changed")]
+
+
+def test_a_store_whose_path_holds_uri_characters_is_looked_at_where_it_is(tmp_path):
+    """A run directory named with '#', '?' or '%' (`--out runs/model#2`): the read-only look (`run --dry-run`)
+    opens that very store, never a file of the path cut at the character."""
+    for name in ("model#2", "what?x", "p%41"):
+        path = tmp_path / name / "scores.sqlite"
+        store = ScoreStore(path)
+        store.put_many({"k": 1.5})
+        store.close()
+        looked = ScoreStore(path, read_only=True)
+        try:
+            assert looked.get_many(["k"]) == {"k": 1.5}
+        finally:
+            looked.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model#2", "p%41", "what?x"]
