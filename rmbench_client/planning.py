@@ -38,7 +38,8 @@ def plan(cfg: RunConfig, fresh: bool = False) -> dict[str, Any]:
                 "stored_units": len(stored),
                 "stored_prompts": done,
                 "pending_prompts": len(examples) - done,
-                "to_send": sum(len({k for k in ks if k not in stored}) for ks in keys),  # repeats go out once
+                # a unit repeated, in a prompt or across prompts (the same response), goes out once
+                "to_send": len({k for ks in keys for k in ks if k not in stored}),
                 "out_dir": str(cfg.out_dir()),
                 "fresh": fresh,
             }

@@ -166,9 +166,37 @@ def running_pid(run_dir: Path) -> int | None:
     try:  # a moment's wait: another `status` may be looking at it too
         probe.acquire(timeout=C.LOCK_PROBE_S)
     except Timeout:
-        holder = _holder(path)
-        return int(holder) if holder.isdigit() else -1
+        return _holder_pid(path)
+    except OSError:  # a lock file this process cannot open to write (a read-only file system, another user's)
+        return _probe_read_only(path)
     probe.release()
+    return None
+
+
+def _holder_pid(path: Path) -> int:
+    holder = _holder(path)
+    return int(holder) if holder.isdigit() else -1
+
+
+def _probe_read_only(path: Path) -> int | None:
+    """The lock's holder as `running_pid` says, probed through a descriptor opened to read: a shared flock is
+    refused while a run holds the lock (None where there is no flock, or the file cannot be read)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder_pid(path)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # closing it releases the shared lock
     return None
 
 

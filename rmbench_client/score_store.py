@@ -12,8 +12,10 @@ The table is an append-only log without an index on the key: a content-hash key 
 index, and writing that page per row was most of the store's CPU (docs/performance.md). The store keeps its own
 index in memory instead: the hash of each key it has read or written -> that row's rowid, brought up to date by
 reading the rows added since (`rowid` > the last seen) — at open, inside every write's transaction, and before a
-lookup once other processes write (a run's workers). A value is read by rowid and returned only when the row's key
-is the key asked for, so a hash collision or a stale rowid means "not stored" (scored again), never a wrong value.
+lookup once other processes write (a run's workers); from the whole table again once rows were moved out of it
+(`hold_apart`: SQLite gives the rowids of the last rows moved to the next rows added). A value is read by rowid and
+returned only when the row's key is the key asked for, so a hash collision or a stale rowid means "not stored"
+(scored again), never a wrong value.
 A store written with the key as the table's primary key (before this layout) is read and written the same way.
 
 Each row also records which endpoints answered it (`source`: a row of table `sources`, the answerers as a sample
@@ -28,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -107,11 +110,12 @@ class ScoreStore:
     def _open(self, path: Path, read_only: bool) -> None:
         self._index: dict[int, int] = {}  # hash(key) -> rowid of the latest row with a key of that hash
         self._seen = 0  # the largest rowid read into the index
+        self._moves = 0  # how many times rows were moved out of the table (`hold_apart`), as the index last saw
         self._others = False  # other processes write too: catch up before every lookup
         self._sources: dict[str, int] = {}  # answerers' text -> id, as this process met them
         self._records: dict[int, Record] = {}
         if read_only:  # a look at an existing store (`run --dry-run`, `status`): nothing is created or written
-            self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+            self._db = _look(path)
             self._check_format(path)
             self._source_column = self._source()
             self._catch_up()
@@ -135,7 +139,13 @@ class ScoreStore:
         self._catch_up()
 
     def _catch_up(self) -> None:
-        """The rows added since the index was last brought up to date, into it."""
+        """The rows added since the index was last brought up to date, into it; the whole table again when rows
+        were moved out of it since (by this process or another: a worker's `hold_apart`), as SQLite then gives the
+        rowids of the last rows moved to the next rows added, which `rowid` > the last seen would never read."""
+        row = self._db.execute("SELECT value FROM meta WHERE name = 'moves'").fetchone()
+        if (moves := int(row[0]) if row else 0) != self._moves:
+            self._index.clear()
+            self._seen, self._moves = 0, moves
         rows = self._db.execute("SELECT rowid, key FROM scores WHERE rowid > ? ORDER BY rowid", (self._seen,))
         for rowid, key in rows:
             self._index[hash(key)] = rowid
@@ -145,12 +155,6 @@ class ScoreStore:
         """The column naming a row's answerers; NULL in a store written before it, looked at read only."""
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(scores)")}
         return "source" if "source" in columns else "NULL"
-
-    def _reindex(self) -> None:
-        """The index from the whole table again (after rows were moved out of it)."""
-        self._index.clear()
-        self._seen = 0
-        self._catch_up()
 
     def _migrate(self) -> None:
         """Provenance: a `source` per row, the `sources` it names, the rows held apart (added to older stores)."""
@@ -262,7 +266,10 @@ class ScoreStore:
             self._db.execute(f"INSERT INTO held_apart SELECT key, value, source, ? FROM scores WHERE {where}",
                              (why, since, *ids))  # fmt: skip
             moved = self._db.execute(f"DELETE FROM scores WHERE {where}", (since, *ids)).rowcount
-        self._reindex()
+            if moved:  # every process's index is read again from the table (`_catch_up`)
+                self._db.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('moves', '0')")
+                self._db.execute("UPDATE meta SET value = value + 1 WHERE name = 'moves'")
+        self._catch_up()
         return int(moved)
 
     def others_write(self) -> None:
@@ -334,6 +341,29 @@ class OpenRun:
             self.samples.close()
         if self.store is not None:
             self.store.close()
+
+
+def _look(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the store. On a read-only file system SQLite cannot make a store's WAL index beside
+    it: one closed cleanly (no log beside it: every commit in the file) is read as it is, as nothing writes there."""
+    # the path percent-encoded: a '#', '?' or '%' in it would cut the URI elsewhere (and open another file, rwc)
+    uri = path.absolute().as_uri()
+    db = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None)
+    try:
+        db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
+    except sqlite3.OperationalError:
+        db.close()
+        if not _read_only_fs(path.parent) or Path(f"{path}-wal").exists():
+            raise
+        db = sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+    return db
+
+
+def _read_only_fs(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (AttributeError, OSError):  # no statvfs (Windows)
+        return False
 
 
 def _value_text(value: Any) -> str:

@@ -95,9 +95,9 @@ class _ShardFiles(OpenRun):
 
     def start(self, touch: Callable[[], None]) -> tuple[ScoreStore, _Tally]:
         touch()  # a signal before the worker's checks passed: it writes nothing
-        # as it is: a worker that finds it empty keeps the store's shortcut (it looks up only what it put), so a
-        # sequence of two workers' prompts may go out twice (the same value, one row), rather than every prompt
-        # costing a lookup
+        # as it is, without `others_write`: a worker's lookups find the rows there at its open and those its own
+        # writes caught up on, so a sequence of two workers' prompts may go out twice (the same value, one row),
+        # rather than every lookup first reading what the other workers added
         store = self.store = ScoreStore(self.run_dir / C.STORE_FILE)
         samples = self.samples = _Tally(self.run_dir / C.PROGRESS_FILE, self.done)
         return store, samples

@@ -5,7 +5,7 @@ The disk fills while a run scores: the run ends with one error line that names t
 "database or disk is full" (the first cause), then that the outputs could not be written either; the earlier
 complete run's outputs stay byte for byte (nothing of them is removed at start), and once there is space again the
 same command resumes and replaces them. A `--out` that cannot be created, and a read-only run directory, are one
-error line each."""
+error line each; a run directory on a read-only file system can still be looked at (`run --dry-run`, `status`)."""
 
 from __future__ import annotations
 
@@ -177,4 +177,26 @@ def test_a_read_only_run_directory_is_one_error_line(tmp_path):
             subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
             proc = cli("run", "--config", str(config(tmp_path, fake.url)), "--no-progress", "--out", str(disk / "run"))
         one_error_line(proc, 2, f"run directory {disk / 'run'} cannot be written: Read-only file system")
+        assert snapshot(disk / "run") == before
+
+
+def test_a_run_directory_on_a_read_only_file_system_can_be_looked_at(tmp_path):
+    """`run --dry-run` reads the store of a run directory on a read-only file system (closed cleanly: no log beside
+    it, so read as it is), `status` says where it stands (its lock probed through a descriptor opened to read), and
+    neither writes anything."""
+    with small_disk(tmp_path / "disk") as disk:
+        with FakeVllm() as fake:
+            cfg = config(disk, fake.url)
+            assert cli("run", "--config", str(cfg), "--no-progress").returncode == 0
+            before = snapshot(disk / "run")
+            subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+            dry = cli("run", "--config", str(cfg), "--dry-run", "--json")
+        assert dry.returncode == 0, dry.stderr
+        plan = json.loads(dry.stdout)
+        assert (plan["stored_prompts"], plan["to_send"]) == (PROMPTS, 0), plan
+        shown = cli("status", str(disk / "run"), "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout) | {"run_dir": ""} == {
+            "run_dir": "", "model": "fake", "benchmark": "pairwise", "type": "reward", "state": "not running",
+            "scored": PROMPTS, "failed": 0, "prompts": PROMPTS, "complete": True, "partial": []}  # fmt: skip
         assert snapshot(disk / "run") == before

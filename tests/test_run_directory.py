@@ -19,7 +19,7 @@ from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
 from rmbench_client.benchmarks.shared import eval_sets
 from rmbench_client.errors import RunLockedError
-from rmbench_client.run_directory import RunDirectory, running_pid, write_atomic
+from rmbench_client.run_directory import RunDirectory, _probe_read_only, running_pid, write_atomic
 
 DERIVED = [
     C.SUMMARY_FILE,
@@ -127,11 +127,12 @@ def test_the_lock_names_its_holder_and_goes_with_its_process(tmp_path):
             with pytest.raises(RunLockedError, match=rf"another run \(pid {holder.pid}\)"):
                 RunDirectory(tmp_path).__enter__()
             assert running_pid(tmp_path) == holder.pid  # a refused run and a look leave the holder's pid in place
+            assert _probe_read_only(tmp_path / C.LOCK_FILE) == holder.pid  # a look that cannot open it to write
             shown = cli("status", str(tmp_path), "--json")
             assert shown.returncode == 0 and json.loads(shown.stdout)["pid"] == holder.pid, shown.stderr
         finally:
             holder.kill()
-    assert running_pid(tmp_path) is None
+    assert running_pid(tmp_path) is None and _probe_read_only(tmp_path / C.LOCK_FILE) is None
     with RunDirectory(tmp_path):
         assert running_pid(tmp_path) == os.getpid()
     assert json.loads(cli("status", str(tmp_path), "--json").stdout)["state"] == "not running"

@@ -139,6 +139,31 @@ def test_a_store_reads_only_keys_it_holds_and_never_mistakes_one_key_for_another
         other.close()
 
 
+def test_rows_added_after_another_process_held_rows_apart_are_found_with_one_row_per_key(tmp_path):
+    """Two workers of a run: one holds apart the last row written (its end-of-run recheck), SQLite gives that rowid
+    to the next row the other adds; the writer still finds its value, puts it again on the same row, and a third
+    process caught up before the move finds it too."""
+    path = tmp_path / "scores.sqlite"
+    bad = ({"role": "reward", "url": "http://127.0.0.1:1", "release": "0.32.0"},)
+    good = ({"role": "reward", "url": "http://127.0.0.1:2", "release": "0.32.0"},)
+    a, b, run = ScoreStore(path), ScoreStore(path), ScoreStore(path)
+    try:
+        run.others_write()
+        since = a.mark()
+        b.put_many({"k1": 1.0}, good)
+        b.put_many({"k2": 2.0}, bad)
+        assert run.get_many(["k1", "k2"]) == {"k1": 1.0, "k2": 2.0}
+        assert a.hold_apart("http://127.0.0.1:1", since, "it changed") == 1
+        b.put_many({"k3": 3.0}, good)  # the rowid k2 had
+        assert b.get_many(["k3"]) == {"k3": 3.0}
+        assert run.get_many(["k1", "k2", "k3"]) == {"k1": 1.0, "k3": 3.0}
+        b.put_many({"k3": 3.5}, good)
+        assert b.count() == 2 and run.get_many(["k3"]) == {"k3": 3.5}
+    finally:
+        for store in (a, b, run):
+            store.close()
+
+
 def test_a_store_of_the_older_layout_reads_and_writes_as_before(tmp_path):
     """A store whose table has the key as its primary key (written before the log layout) is read, resumed and
     written with one row per key."""
@@ -227,3 +252,19 @@ def test_a_store_written_before_provenance_stays_readable_and_gains_it(tmp_path)
         store.close()
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT key, value, why FROM held_apart").fetchall() == [("new", "0.5", "it changed")]
+
+
+def test_a_store_whose_path_holds_uri_characters_is_looked_at_where_it_is(tmp_path):
+    """A run directory named with '#', '?' or '%' (`--out runs/model#2`): the read-only look (`run --dry-run`)
+    opens that very store, never a file of the path cut at the character."""
+    for name in ("model#2", "what?x", "p%41"):
+        path = tmp_path / name / "scores.sqlite"
+        store = ScoreStore(path)
+        store.put_many({"k": 1.5})
+        store.close()
+        looked = ScoreStore(path, read_only=True)
+        try:
+            assert looked.get_many(["k"]) == {"k": 1.5}
+        finally:
+            looked.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model#2", "p%41", "what?x"]

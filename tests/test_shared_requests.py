@@ -13,7 +13,7 @@ from fake_reward_faults import MODEL, FakeVllm
 from helpers_cli import stored
 
 from rmbench_client import constants as C
-from rmbench_client import runner
+from rmbench_client import planning, runner
 from rmbench_client.config import load_config
 
 pytestmark = pytest.mark.timeout(60)
@@ -85,3 +85,17 @@ def test_a_bad_text_in_a_shared_request_fails_its_prompt_alone(tmp_path):
     assert requests >= 1 + PROMPTS  # the shared request, then each prompt on its own
     assert kept == 2 * (PROMPTS - 1)  # every other prompt's values were kept
     assert rerun.all_scored and rerun.sent_sequences == 2  # the rerun sends p3's two texts only
+
+
+def test_a_text_shared_by_prompts_is_counted_and_sent_once(tmp_path):
+    """Prompts whose responses are the same texts: `run --dry-run` says it would send each distinct text once, and
+    the run sends (one shared request) and stores just those."""
+    with FakeVllm() as fake:
+        cfg = load_config(config(tmp_path, fake.url, "same"))
+        same = [{"id": f"p{i}", "prompt": "question?", "chosen": f"good {i % 2}", "rejected": "bad"} for i in
+                range(PROMPTS)]  # fmt: skip
+        (tmp_path / "prefs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in same))
+        plan = planning.plan(cfg)
+        result = runner.run(cfg, fresh=True, progress=False, heatmaps=False)
+    assert result.all_scored and (plan["units"], plan["to_send"]) == (2 * PROMPTS, 3), plan
+    assert sum(fake.sizes) == stored(tmp_path / "same") == 3
