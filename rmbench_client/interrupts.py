@@ -134,6 +134,11 @@ class RunSignals:
         """A signal came, or `stop` was called."""
         return self.signal is not None or self.cancelled is not None
 
+    def not_begun(self) -> BaseException:
+        """What ends a run stopped before it touched its run directory: `Interrupted` for a signal, else the
+        CancelledError of a stop (the caller's)."""
+        return Interrupted(self.signal) if self.signal is not None else asyncio.CancelledError(self.reason)
+
     @property
     def reason(self) -> str | None:
         if self.signal is not None:

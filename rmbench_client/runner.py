@@ -31,7 +31,7 @@ from .config import RunConfig, dump_config
 from .datasets import Dataset, load_dataset
 from .errors import ConfigError, RmbError, StorageError
 from .examples import Example, PromptScores, response_lengths
-from .interrupts import Interrupted, RunSignals
+from .interrupts import RunSignals
 from .provenance import tally
 from .run_directory import RunDirectory, reporting
 from .score_store import OpenRun, ScoreStore
@@ -132,10 +132,8 @@ def run(
     signals = signals if signals is not None else RunSignals()
     with signals:
         dataset, examples = load_examples(cfg, bench)
-        if signals.signal is not None:  # it came to a thread waiting for this one (`held`): none raised it here
-            raise Interrupted(signals.signal)
-        if signals.stopped:  # a stop (the caller's Ctrl-C or cancel) while the data loaded: before the directory
-            raise asyncio.CancelledError(signals.reason)
+        if signals.stopped:  # while the data loaded: a signal held for this thread (`held`), none raised here, or
+            raise signals.not_begun()  # a stop (the caller's Ctrl-C or cancel): ended before the directory
         with RunDirectory(cfg.out_dir()) as run_dir:
             files = RunFiles(run_dir, cfg, fresh)
             outcome = Outcome()
@@ -148,16 +146,14 @@ def run(
             except BaseException as exc:  # whatever it is, what was scored is written first
                 if not signals.touched:  # the directory is as it was
                     if signals.signal is not None and isinstance(exc, asyncio.CancelledError):
-                        raise Interrupted(signals.signal) from None  # a signal held for this thread (`held`)
+                        raise signals.not_begun() from None  # a signal held for this thread (`held`)
                     raise
                 error = exc
                 outcome.aborted = outcome.aborted or stopped_by(exc)
             finally:
                 files.close()
-            if not signals.touched:
-                if signals.signal is None:  # only a signal or a stop ends a run quietly before it begins
-                    raise asyncio.CancelledError(signals.reason)
-                raise Interrupted(signals.signal)
+            if not signals.touched:  # only a signal or a stop ends a run quietly before it begins
+                raise signals.not_begun()
             for warning in outcome.warnings:
                 log.warning("%s", warning)
             facts = RunFacts(cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity,
