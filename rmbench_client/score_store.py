@@ -45,6 +45,8 @@ from .provenance import Record, encoded, named
 STORE_FORMAT = "2"
 ROLE_KEYED = ("models", "logprobs_path")  # identity entries that map a role to what concerns that role only
 WHOLE_RUN_ONLY = ("with_reference",)  # identity entries that describe the combination, not one role's values
+# a key put again: its row (by rowid, and only if that row holds this key) takes the new value and answerers
+UPDATE_ROW = "UPDATE scores SET value = ?, source = ? WHERE rowid = ? AND key = ?"
 
 
 def key_identity(identity: dict[str, Any], role: str | None = None) -> dict[str, Any]:
@@ -151,14 +153,16 @@ class ScoreStore:
             self._index[hash(key)] = rowid
             self._seen = rowid
 
+    def _columns(self) -> set[str]:
+        return {row[1] for row in self._db.execute("PRAGMA table_info(scores)")}
+
     def _source(self) -> str:
         """The column naming a row's answerers; NULL in a store written before it, looked at read only."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(scores)")}
-        return "source" if "source" in columns else "NULL"
+        return "source" if "source" in self._columns() else "NULL"
 
     def _migrate(self) -> None:
         """Provenance: a `source` per row, the `sources` it names, the rows held apart (added to older stores)."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(scores)")}
+        columns = self._columns()
         with self._db:
             self._db.execute("BEGIN")
             if "source" not in columns:
@@ -220,8 +224,7 @@ class ScoreStore:
             new = []
             for row in rows:
                 rowid = self._index.get(hash(row[0]))
-                update = "UPDATE scores SET value = ?, source = ? WHERE rowid = ? AND key = ?"
-                if rowid is None or not self._db.execute(update, (row[1], row[2], rowid, row[0])).rowcount:
+                if rowid is None or not self._db.execute(UPDATE_ROW, (row[1], row[2], rowid, row[0])).rowcount:
                     new.append(row)
             # OR REPLACE: a store keyed by its primary key (the older layout) may hold a key of a colliding hash
             self._db.executemany("INSERT OR REPLACE INTO scores (key, value, source) VALUES (?, ?, ?)", new)
