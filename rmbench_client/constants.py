@@ -10,6 +10,10 @@ PROCESS_MODEL_TYPES = ("prm",)  # model types that score each step of a solution
 
 # --- statistics -------------------------------------------------------------------------------------------------
 BOOTSTRAP_SAMPLES = 1000
+# the length correlation's replicates: each ranks every response afresh (the accuracies' are sums), so they cost a
+# run about 1 s of CPU per 28,000 responses at 1,000; at 200 the interval's ends move by about a tenth of its
+# half-width between seeds (0.04 at 1,000), below the two decimals the table prints (docs/performance.md)
+LENGTH_BOOTSTRAP_SAMPLES = 200
 BOOTSTRAP_SEED = 0
 BOOTSTRAP_CHUNK_ELEMENTS = 2_000_000  # resampled indices drawn at once: bounds the summary's memory on large data
 # responses x replicates ranked in one pass of the length correlation's bootstrap: its arrays stay in the CPU's

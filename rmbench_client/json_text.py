@@ -15,6 +15,8 @@ from typing import Any
 import orjson
 
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}  # as json.dumps writes them
+# values orjson writes as json.dumps does, passed over without a call (most of a record's values are its texts)
+_AS_IS = frozenset({str, int, bool, type(None)})
 
 
 def compact(data: Any) -> bytes:
@@ -40,7 +42,7 @@ def _python_floats(value: Any) -> Any:
     if isinstance(value, float):
         return orjson.Fragment(float.__repr__(value) if math.isfinite(value) else _NON_FINITE[str(value)])
     if isinstance(value, list | tuple):
-        return [_python_floats(v) for v in value]
+        return [v if type(v) in _AS_IS else _python_floats(v) for v in value]
     if isinstance(value, dict):
-        return {k: _python_floats(v) for k, v in value.items()}
+        return {k: v if type(v) in _AS_IS else _python_floats(v) for k, v in value.items()}
     return value

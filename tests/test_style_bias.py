@@ -227,3 +227,43 @@ def test_bootstrap_rhos_equal_ranking_each_resample_afresh():
             brute = np.array([spearmanr(scores[rows].ravel(), lengths[rows].ravel()).statistic for rows in idx])
         np.testing.assert_allclose(fast, brute, rtol=0, atol=1e-12)
         assert np.array_equal(np.isnan(fast), np.isnan(brute))
+
+
+def _correlated(prompts: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(prompts, 6) scores and lengths: lengths log-normal, scores following their log and a per-prompt shift."""
+    rng = np.random.default_rng(seed)
+    shift = rng.normal(size=(prompts, 1))
+    lengths = np.exp(rng.normal(6.0, 0.7, size=(prompts, 6)) + 0.3 * shift).round()
+    return 0.3 * np.log(lengths) + rng.normal(size=(prompts, 6)) + 0.5 * shift, lengths
+
+
+def test_the_length_correlations_fewer_replicates_give_the_interval_many_give():
+    """The length correlation's interval comes from constants.LENGTH_BOOTSTRAP_SAMPLES replicates: each seed's ends
+    lie within a fraction of the half-width of the ends that 20 times as many replicates give."""
+    from rmbench_client import constants as C
+    from rmbench_client.benchmarks.shared.style_bias import length_correlation
+
+    scores, lengths = _correlated(400, 5)
+    many = length_correlation({"all": scores}, {"all": lengths}, np.random.default_rng(99), 20 * 200)
+    assert many.ci is not None and many.rho is not None
+    half = (many.ci[1] - many.ci[0]) / 2
+    for seed in range(5):
+        got = length_correlation({"all": scores}, {"all": lengths}, np.random.default_rng(seed),
+                                 C.LENGTH_BOOTSTRAP_SAMPLES)  # fmt: skip
+        assert got.rho == many.rho and got.ci is not None
+        assert abs(got.ci[0] - many.ci[0]) < 0.35 * half and abs(got.ci[1] - many.ci[1]) < 0.35 * half, (got, many)
+
+
+def test_a_summarys_length_correlation_uses_its_own_replicate_count(monkeypatch):
+    from rmbench_client import constants as C
+    from rmbench_client.benchmarks.shared import style_bias
+
+    counts: list[int] = []
+    real = style_bias.length_correlation
+    monkeypatch.setattr(style_bias, "length_correlation", lambda *a: counts.append(a[3]) or real(*a))
+    scores, lengths = _correlated(20, 1)
+    records = [PromptScores(str(i), "chat", tuple(s[:3]), tuple(s[3:])) for i, s in enumerate(scores)]
+    by_id = {str(i): (tuple(int(v) for v in n[:3]), tuple(int(v) for v in n[3:])) for i, n in enumerate(lengths)}
+    assert style_bias.diagnose(records, 3, rmbench_c.STYLES, by_id) is not None
+    assert style_bias.diagnose(records, 3, rmbench_c.STYLES, by_id, samples=50) is not None  # asked for: as asked
+    assert counts == [C.LENGTH_BOOTSTRAP_SAMPLES, 50] and C.LENGTH_BOOTSTRAP_SAMPLES < C.BOOTSTRAP_SAMPLES

@@ -14,7 +14,9 @@ Length correlation. Spearman's rho (average ranks for ties) between a response's
 characters, over all scored responses pooled (RM-Bench: 6 per prompt; RewardBench: chosen and rejected), and within
 each group (domain / subset). 1 = the score orders responses exactly by length.
 
-Intervals: percentile bootstrap over prompts (a prompt's responses stay together), stratified by group.
+Intervals: percentile bootstrap over prompts (a prompt's responses stay together), stratified by group; the
+length correlation's from `constants.LENGTH_BOOTSTRAP_SAMPLES` replicates (each ranks every response afresh), the
+style pairs' from `constants.BOOTSTRAP_SAMPLES`.
 A pairwise judge gives no per-response scores, so neither number exists for it.
 """
 
@@ -210,8 +212,9 @@ def style_preference(
 
     def block(prefers: np.ndarray, ties: np.ndarray, sizes: list[int]) -> dict[str, StylePair]:
         chunks = bootstrap.stratified_chunks(sizes, rng, samples)
-        # a replicate's mean: its draw counts times the values (whole halves: sums exact, as the mean's own)
-        reps = np.concatenate([bootstrap.resample_counts(idx, len(prefers)) @ prefers for idx in chunks])
+        # a replicate's mean: its draw counts times the values (whole halves: sums exact, as the mean's own); the
+        # counts as floats, so the product is BLAS's (integers times floats take numpy's slow loop: twice the CPU)
+        reps = np.concatenate([bootstrap.resample_counts(idx, len(prefers), np.float64) @ prefers for idx in chunks])
         reps /= max(1, len(prefers))  # (samples, pairs)
         return {
             pair_name(styles, i, j): StylePair(
@@ -273,5 +276,6 @@ def diagnose(
     if lengths is not None:
         scores = {g: np.concatenate([chosen[g], rejected[g]], axis=1) for g in chosen}
         lens = {g: _lengths_of(by_group[g], lengths, width) for g in chosen}
-        out.length_correlation = length_correlation(scores, lens, rng, count)
+        replicates = C.LENGTH_BOOTSTRAP_SAMPLES if samples is None else samples
+        out.length_correlation = length_correlation(scores, lens, rng, replicates)
     return None if out.styles is UNSET and out.length_correlation is UNSET else out
