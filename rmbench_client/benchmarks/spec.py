@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
 Records = Sequence[PromptScores]  # one prompt's scores each
-Samples = int | None  # bootstrap samples; None: the default (constants.BOOTSTRAP_SAMPLES)
+Samples = int | None  # bootstrap samples; None: the defaults (constants.BOOTSTRAP_SAMPLES, LENGTH_BOOTSTRAP_SAMPLES)
 Lengths = Mapping[str, tuple[Sequence[int], Sequence[int]]]  # prompt id -> (chosen lengths, rejected lengths)
 Interval = list[float]  # a 95% interval [low, high] (a list: the summary is JSON)
 
