@@ -30,7 +30,8 @@ from rmbench_client import launcher, runner  # noqa: E402
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_constants  # noqa: E402
 from rmbench_client.benchmarks.rm_bench import data as rmbench  # noqa: E402
 from rmbench_client.benchmarks.shared.records import read_records  # noqa: E402
-from rmbench_client.config import RunConfig, read_yaml  # noqa: E402
+from rmbench_client.config import RunConfig  # noqa: E402
+from rmbench_client.config_loading import read_yaml  # noqa: E402
 from rmbench_client.datasets import load_dataset  # noqa: E402
 from rmbench_client.examples import Example  # noqa: E402
 

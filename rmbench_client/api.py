@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from . import arguments, event_loop
-from .config import MAIN_ROLE, RunConfig, config_of
-from .config import load_config as _load_yaml_config
+from .config import MAIN_ROLE, RunConfig
+from .config_loading import config_of
+from .config_loading import load_config as _load_yaml_config
 from .errors import ConfigError, DataError
 from .examples import Example
 from .interrupts import Interrupted, RunSignals
@@ -44,7 +45,7 @@ ConfigSource = RunConfig | str | Path | Mapping[str, Any]
 
 def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None) -> RunConfig:
     """The checked config of `source`, with `overrides` (dotted keys, None values ignored) applied over it, as the
-    command line applies its flags (`config.config_of`).
+    command line applies its flags (`config_loading.config_of`).
 
     Raises:
         ConfigError: the file is missing or invalid, or a key is (the message names the file and key).

@@ -16,30 +16,28 @@ again on the probe schedule until the right server is back.
 While no endpoint of a role is at work, calls wait. When every listed endpoint serves another model, the run ends
 after `rejected_grace` seconds unless the right server returns; otherwise (one is down, or none is listed) after
 `all_down_patience` seconds; every waiting and every later call then fails with one EndpointError naming each URL
-and why it is out, so the run ends. Membership (the source, admission, joining and leaving) is pool_membership.py.
-
-Waiting is done on plain futures that the pool resolves (no asyncio.Condition, no wait_for): a cancelled caller
-holds no lock and leaves nothing behind, so Ctrl-C and an outage both end promptly.
+and why it is out, so the run ends. Membership (the source, admission, joining and leaving) is pool_membership.py,
+each member's book-keeping endpoint_state.py, and the waiting callers (on plain futures: a cancelled one leaves
+nothing behind) pool_waiting.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
 import msgspec
 
 from . import constants as C
 from . import provenance
 from .backends.base import Endpoint
+from .endpoint_state import EndpointState
 from .errors import ConfigError, EndpointChanged, EndpointError, RetryableError, RmbError
 from .pool_membership import Membership
+from .pool_waiting import Waiting
 from .provenance import Answerer
 from .retry import retry_delay
 
@@ -49,27 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-def _resolve(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
-
-
-class _State:
-    """Book-keeping of one member endpoint."""
-
-    def __init__(self, endpoint: Endpoint, capacity: int, answerer: Answerer) -> None:
-        self.endpoint = endpoint
-        self.capacity = capacity
-        self.answerer = answerer  # what its answers are attributed to
-        self.inflight = 0
-        self.failures = 0  # consecutive
-        self.healthy = True
-        self.why = ""  # why it is out, while it is
-        self.probe: asyncio.Task[None] | None = None
-        self.probe_paths = list(C.PROBE_PATHS)
-        self.sent = 0
 
 
 class EndpointPool:
@@ -96,8 +73,8 @@ class EndpointPool:
         with the role's client, headers and transport) and `admission`, `start` fills the pool."""
         self.role = role
         self._capacity = concurrency
-        self._states = [_State(ep, concurrency, Answerer(role=role, url=ep.url)) for ep in endpoints or []]
-        self._retired: list[_State] = []  # members the source no longer lists, or that serve another model now
+        self._states = [EndpointState(ep, concurrency, Answerer(role=role, url=ep.url)) for ep in endpoints or []]
+        self._retired: list[EndpointState] = []  # members the source no longer lists, or that serve another model now
         self._admission = admission
         self.members: Membership | None = None
         if source is not None:
@@ -110,8 +87,7 @@ class EndpointPool:
         self._throttle = throttle
         self._eject_after = eject_after
         self._probe_interval = probe_interval
-        self._waiters: deque[asyncio.Future[None]] = deque()  # callers waiting for a free, healthy endpoint
-        self._sleepers: set[asyncio.Future[None]] = set()  # callers in retry backoff
+        self._waiting = Waiting()  # callers waiting for a free, healthy endpoint, and those in retry backoff
         self._outage: tuple[str, asyncio.TimerHandle] | None = None  # why no endpoint is at work, and its clock
         self._down: EndpointError | None = None  # set once an outage outlasted its patience
         self.retries = 0
@@ -150,7 +126,8 @@ class EndpointPool:
                 log.debug("retry %d/%d in %.2fs after %s", attempt + 1, self._max_retries, delay, exc)
                 attempt += 1
                 self.retries += 1
-                await self._sleep(delay)
+                if self._down is None:  # an outage past patience cuts the backoff short (the call then fails)
+                    await self._waiting.sleep(delay)
                 continue
             except BaseException:
                 self._release(state, failed=False)  # not the endpoint's fault (sample error, cancellation)
@@ -162,11 +139,11 @@ class EndpointPool:
             return result
 
     @staticmethod
-    def _failed_at(state: _State) -> None:
+    def _failed_at(state: EndpointState) -> None:
         if (answers := provenance.current()) is not None:
             answers.failed = state.answerer
 
-    async def _acquire(self) -> _State:
+    async def _acquire(self) -> EndpointState:
         while True:
             if self._down is not None:
                 raise self._down
@@ -175,40 +152,9 @@ class EndpointPool:
                 best = min(ready, key=lambda s: s.inflight)
                 best.inflight += 1
                 return best
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.cancelled():  # cancelled while queued: leave the queue
-                    with contextlib.suppress(ValueError):
-                        self._waiters.remove(waiter)
-                else:  # woken, then cancelled before taking the slot: it goes to the next caller
-                    self._wake(1)
-                raise
+            await self._waiting.wait()
 
-    def _wake(self, n: int | None = None) -> None:
-        """Resolve the oldest `n` waiters (all when None); each then looks for a slot again."""
-        while self._waiters and (n is None or n > 0):
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                n = None if n is None else n - 1
-
-    async def _sleep(self, delay: float) -> None:
-        """A backoff that an outage past patience cuts short (the caller then fails in `_acquire`)."""
-        if self._down is not None:
-            return
-        fut = asyncio.get_running_loop().create_future()
-        handle = asyncio.get_running_loop().call_later(delay, _resolve, fut)
-        self._sleepers.add(fut)
-        try:
-            await fut
-        finally:
-            handle.cancel()
-            self._sleepers.discard(fut)
-
-    def _release(self, state: _State, failed: bool, error: BaseException | None = None) -> None:
+    def _release(self, state: EndpointState, failed: bool, error: BaseException | None = None) -> None:
         state.inflight -= 1
         if not failed:
             state.failures = 0
@@ -216,16 +162,16 @@ class EndpointPool:
             state.failures += 1
             if state.healthy and state.failures >= self._eject_after and state in self._states:
                 self._eject(state, f"after {state.failures} failures (the last: {error})")
-        self._wake(1)
+        self._waiting.wake(1)
 
-    def _eject(self, state: _State, why: str = "") -> None:
+    def _eject(self, state: EndpointState, why: str = "") -> None:
         state.healthy = False
         state.why = why or f"after {state.failures} failures"
         log.warning("%s endpoint %s taken out %s", self.role, state.endpoint, state.why)
         state.probe = asyncio.get_running_loop().create_task(self._probe(state))
         self.reassess()
 
-    def _changed(self, state: _State, exc: EndpointChanged) -> None:
+    def _changed(self, state: EndpointState, exc: EndpointChanged) -> None:
         """A member whose server changed leaves the pool at once; its URL is checked again until the right server
         is back (pool_membership.py), or stays out of the pool without a source."""
         if state not in self._states:
@@ -242,7 +188,7 @@ class EndpointPool:
     async def check_connection(self, url: str) -> bool:
         """The role's ConnectionCheck: admission's recheck of the member at work whose URL `url` is under, over the
         new connection (False for other URLs: what is not at work is admitted before it gets work)."""
-        state = next((s for s in self._states if s.healthy and _under(url, s.endpoint.url)), None)
+        state = next((s for s in self._states if s.healthy and s.owns(url)), None)
         if state is None or self._admission is None:
             return False
         try:
@@ -256,7 +202,7 @@ class EndpointPool:
         self._note(state, identity)
         return True
 
-    def _note(self, state: _State, identity: Identity | None) -> None:
+    def _note(self, state: EndpointState, identity: Identity | None) -> None:
         """Attribute the member's answers to the release it reports now."""
         release = (identity or {}).get("version")
         if release is not None and release != state.answerer.release:
@@ -290,11 +236,11 @@ class EndpointPool:
     def join(self, ep: Endpoint, identity: Identity | None, about: dict[str, str] | None = None) -> None:
         """`ep` passed admission: it gets work."""
         answerer = Answerer(role=self.role, url=ep.url, **(about or {}))
-        state = _State(ep, self._capacity, answerer)
+        state = EndpointState(ep, self._capacity, answerer)
         self._note(state, identity)
         self._states = [*self._states, state]
         self.reassess()
-        self._wake()
+        self._waiting.wake()
 
     def leave(self, url: str) -> None:
         """The member at `url` leaves the pool; its calls in flight end as they would (a request that fails goes to
@@ -322,7 +268,7 @@ class EndpointPool:
 
     # --- probes and outages -------------------------------------------------------------------------------------
 
-    async def _probe(self, state: _State) -> None:
+    async def _probe(self, state: EndpointState) -> None:
         """Poll, soon at first and then less often, until the endpoint answers 200 and passes admission; put it
         back (or, serving another model now, hand its URL to membership, which checks it again later)."""
         ep = state.endpoint
@@ -331,7 +277,7 @@ class EndpointPool:
         while True:
             await asyncio.sleep(interval)
             interval = min(interval * 2, self._probe_interval)
-            if await self._answers(state):
+            if await state.answers_probe():
                 try:
                     identity = await self._admission(ep) if self._admission is not None else None
                     break
@@ -352,23 +298,7 @@ class EndpointPool:
         state.why = ""
         log.info("%s endpoint %s is back", self.role, ep)
         self.reassess()
-        self._wake()
-
-    async def _answers(self, state: _State) -> bool:
-        """GET the endpoint's probe path; a 404 means it has none (hosted APIs have no /health): try the next."""
-        ep = state.endpoint
-        try:
-            response = await ep.client.get(ep.url + state.probe_paths[0], headers=ep.headers)
-            await response.aclose()
-        except httpx.HTTPError as exc:
-            state.why = f"{type(exc).__name__}: {exc}"
-            return False
-        if response.status_code == 404 and len(state.probe_paths) > 1:
-            state.probe_paths.pop(0)
-            return await self._answers(state)
-        if response.status_code != 200:
-            state.why = f"{state.probe_paths[0]} answered {response.status_code}"
-        return response.status_code == 200
+        self._waiting.wake()
 
     def reassess(self) -> None:
         """Start, switch or stop the clock of a role with no endpoint at work: `rejected_grace` while every listed
@@ -416,10 +346,7 @@ class EndpointPool:
             message = f"no {self.role} endpoint could be used for {self._patience:.0f}s: {listed}"
         self._down = EndpointError(message)
         self._outage = None
-        self._wake()
-        for fut in list(self._sleepers):
-            if not fut.done():
-                fut.set_result(None)
+        self._waiting.wake_all()
 
     async def aclose(self) -> None:
         if self._outage is not None:
@@ -429,8 +356,3 @@ class EndpointPool:
         for state in self._states:
             if state.probe is not None:
                 state.probe.cancel()
-
-
-def _under(url: str, base: str) -> bool:
-    """Whether `url` is on the endpoint whose base URL is `base`."""
-    return url.startswith(base) and (len(url) == len(base) or url[len(base)] in "/?")

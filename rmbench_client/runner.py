@@ -27,7 +27,8 @@ from .atomic_write import replacing
 from .benchmarks import registry as benchmarks
 from .benchmarks.spec import Benchmark, RunMeta
 from .blas_threads import few_blas_threads
-from .config import RunConfig, dump_config
+from .config import RunConfig
+from .config_loading import dump_config
 from .datasets import Dataset, load_dataset
 from .errors import ConfigError, RmbError, StorageError
 from .examples import Example, PromptScores, response_lengths

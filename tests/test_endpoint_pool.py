@@ -303,7 +303,7 @@ def test_cancelling_callers_during_an_outage_leaves_the_pool_usable():
                 t.cancel()
             done, pending = await asyncio.wait(tasks, timeout=2.0)
             assert not pending and all(t.cancelled() for t in done)
-            assert not pool._waiters and not pool._sleepers
+            assert not pool._waiting.waiters and not pool._waiting.sleepers
             servers.failing.clear()
             servers.sick.clear()
             try:

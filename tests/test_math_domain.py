@@ -12,7 +12,7 @@ import pytest
 from helpers_data import RMBENCH_FILES, require_rmbench
 from rich.console import Console
 
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.report.printing import print_summary
 from rmbench_client.runner import run

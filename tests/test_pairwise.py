@@ -13,7 +13,7 @@ from hub_schemas import write_parquet
 
 from rmbench_client.benchmarks.shared import pairwise
 from rmbench_client.cli import main
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores

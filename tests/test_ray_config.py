@@ -15,7 +15,7 @@ import pytest
 import yaml
 from helpers_cli import cli, one_error_line
 
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 from rmbench_client.errors import ConfigError
 from rmbench_client.launcher.ray_cluster import capacity_error, fits
 from rmbench_client.ray_discovery import dashboard_url

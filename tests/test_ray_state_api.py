@@ -16,7 +16,7 @@ import yaml
 from fake_ray_dashboard import FakeDashboard, actor, crowd
 from helpers_cli import cli, one_error_line
 
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 from rmbench_client.errors import ConfigError, EndpointError
 from rmbench_client.ray_auth import find_token
 from rmbench_client.ray_discovery import RayEndpoints, list_actors, replicas_by_node, url_of

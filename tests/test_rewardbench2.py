@@ -17,7 +17,7 @@ from hub_schemas import RB2_SCHEMA, hub_shard, rb2_record, write_parquet
 from rmbench_client.benchmarks.reward_bench_2 import BENCHMARK
 from rmbench_client.benchmarks.reward_bench_2 import scoring as rb2
 from rmbench_client.cli import main
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import UNPARSED_RATINGS, PromptScores

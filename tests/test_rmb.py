@@ -18,7 +18,7 @@ from rmbench_client.benchmarks.rmb import BENCHMARK
 from rmbench_client.benchmarks.rmb import scoring as rmb
 from rmbench_client.cli import main
 from rmbench_client.cli.data import _describe, inventory
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores

@@ -20,7 +20,7 @@ from helpers_cli import CLI, cli, one_error_line, stored, summary
 
 from rmbench_client import constants as C
 from rmbench_client import runner, scoring_loop
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 from rmbench_client.errors import ConfigError
 from rmbench_client.interrupts import Interrupted, RunSignals
 from rmbench_client.run_directory import STORE_FILES

@@ -77,7 +77,7 @@ def test_refused_flag_names_flag_and_release():
 def test_another_server_environment_from_the_environment_variable(tmp_path, monkeypatch):
     """`make compat` starts each release from its own environment: $RMBENCH_SERVER_VENV names it, and the command
     runs that environment's python with that release's entry module and flags."""
-    from rmbench_client.config import load_config
+    from rmbench_client.config_loading import load_config
     from rmbench_client.launcher.commands import server_command
 
     repo = Path(__file__).resolve().parents[1]

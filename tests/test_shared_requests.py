@@ -14,7 +14,7 @@ from helpers_cli import stored
 
 from rmbench_client import constants as C
 from rmbench_client import planning, runner
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 
 pytestmark = pytest.mark.timeout(60)
 PROMPTS = 10  # 20 texts: one shared request of every prompt

@@ -18,7 +18,7 @@ from scipy.stats import spearmanr
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
 from rmbench_client.benchmarks.shared.style_bias import spearman
 from rmbench_client.cli import main
-from rmbench_client.config import load_config
+from rmbench_client.config_loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores

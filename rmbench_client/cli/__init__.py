@@ -133,7 +133,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
 
 def _serve_config(path: str) -> Any:
-    from ..config import load_config, read_yaml
+    from ..config_loading import load_config, read_yaml
 
     data = read_yaml(path)
     return load_config(path, {} if "model" in data else {"model": "serve"})

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
-from ..config import MAIN_ROLE, RunConfig, load_config, validated
+from ..config import MAIN_ROLE, RunConfig
+from ..config_loading import load_config, validated
 from ..errors import ConfigError
 from .values import seed
 from .watch import add_tracker_arguments, log_runs

@@ -99,7 +99,7 @@ def _terminate_as_interrupt(signum: int, frame: FrameType | None) -> None:
 def cmd_watch(args: argparse.Namespace, console: Console) -> int:
     """Exit 0 once every checkpoint tried is done, 1 when one was not evaluated to the end (it is tried again by
     the next watch)."""
-    from ..config import load_config
+    from ..config_loading import load_config
     from ..watcher import TABLE_MD, watch
 
     config = load_config(args.config)  # read here: its errors in the command line's words (the API says out=)
