@@ -9,7 +9,7 @@ from pathlib import Path
 from . import arguments
 from . import constants as C
 from .errors import DataError
-from .results import Comparison, Estimate, Scores, in_api_words, scores_of
+from .results import Comparison, Estimate, Scores, api_words, in_api_words, scores_of
 from .summary import read_summary
 
 
@@ -69,7 +69,7 @@ def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comp
         differences=paired.differences if paired else (),
         shared=paired.shared if paired else None,
         left_out=paired.left_out if paired else (),
-        notes=(*notes(loaded), *why_not),
+        notes=tuple(api_words(note) for note in (*notes(loaded), *why_not)),  # `partial`'s words (limit=40)
     )
 
 

@@ -74,8 +74,10 @@ def test_compare_returns_the_paired_differences_the_cli_prints(tmp_path):
     avg = diffs["avg"]
     assert avg.value == pytest.approx(second.headline.value - first.headline.value)
     assert avg.low <= avg.value <= avg.high and 0 < avg.p <= 1
-    said = " ".join(proc.stderr.split())  # the CLI's notes, as its console wraps them
-    assert table.notes and all(f"note: {note}" in said for note in table.notes)  # both runs are partial (--limit)
+    said = " ".join(proc.stderr.split())  # the CLI's notes, as its console wraps them, in its words (--limit 30)
+    assert table.notes and all(f"note: {note.replace('limit=30', '--limit 30')}" in said for note in table.notes)
+    assert any("limit=30: 30 of" in note for note in table.notes)  # both runs are partial, said in the API's words
+    assert not any("--limit" in note for note in table.notes)
     alone = rmb.compare([first.run_dir])
     assert (alone.differences, alone.shared, alone.left_out) == ((), None, ())
     bare = tmp_path / "bare"  # a summary without its samples.jsonl: the numbers, no test, and why
