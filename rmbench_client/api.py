@@ -214,7 +214,7 @@ def evaluate(
         EndpointError: the servers cannot be used at all (unreachable at start, wrong model, rejected key).
     """
     arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
-    given, step = arguments.trackers(trackers), arguments.step(step)
+    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
     with in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         bind(given)
@@ -242,7 +242,7 @@ async def evaluate_async(
     saying it was cancelled, and its lock released, before the CancelledError reaches the caller; the same call
     then resumes it."""
     arguments.flags(fresh=fresh, heatmaps=heatmaps)
-    given, step = arguments.trackers(trackers), arguments.step(step)
+    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
     with in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         bind(given)  # in the caller's thread, where its active run is
@@ -332,7 +332,7 @@ def evaluate_suite(
         RunLockedError, EndpointError: as `evaluate`.
     """
     arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
-    given, step = arguments.trackers(trackers), arguments.step(step)
+    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
     with in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         bind(given)
@@ -371,7 +371,7 @@ async def evaluate_suite_async(
     """`evaluate_suite` for a caller inside an event loop; cancelled, as `evaluate_async` (the benchmarks not yet
     run are left for the next call)."""
     arguments.flags(fresh=fresh, heatmaps=heatmaps)
-    given, step = arguments.trackers(trackers), arguments.step(step)
+    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
     with in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         bind(given)

@@ -28,6 +28,18 @@ def step(value: Any) -> int | None:
     return int(value)
 
 
+def limit(value: Any) -> int | None:
+    """How many prompts to score: None (all) or an integer of 1 or more (numpy's too), never a bool, a float or
+    a string (`limit="40"` is the caller's mistake, not 40)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"limit= must be an integer of 1 or more, or None, not {value!r}")
+    if value < 1:
+        raise ConfigError(f"limit={value}: score at least 1 prompt (None scores them all)")
+    return int(value)
+
+
 def _is_tracker(value: Any) -> bool:
     return callable(getattr(value, "log", None)) and callable(getattr(value, "close", None))
 

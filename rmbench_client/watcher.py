@@ -274,7 +274,7 @@ def watch(
         ServerError: a checkpoint's server could not be started (the others are not tried).
     """
     arguments.flags(once=once, handle_signals=handle_signals)
-    given = arguments.trackers(trackers)  # refused now, not at the first checkpoint
+    given, limit = arguments.trackers(trackers), arguments.limit(limit)  # refused now, not at the first checkpoint
     root = Path(directory)
     if not root.is_dir():
         raise ConfigError(f"{root}: {'not a directory' if root.exists() else 'no such directory'} to watch")

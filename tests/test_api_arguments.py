@@ -82,3 +82,27 @@ def test_the_commands_checks_are_said_in_the_apis_words(tmp_path):
     with pytest.raises(rmb.DataError) as domain:
         rmb.rescore(records)
     assert "domain=NAME" in str(domain.value) and "--" not in str(domain.value)
+
+
+@pytest.mark.parametrize("limit", [True, "40", 4.0, 2.5])
+def test_a_limit_of_the_wrong_type_is_a_type_error_naming_limit(tmp_path, limit):
+    """`limit="40"` is not taken for 40, nor `limit=True` for 1: an integer or None, like `step=`."""
+    data = require_rmbench()
+    said = f"limit= must be an integer of 1 or more, or None, not {limit!r}"
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=limit)
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.evaluate_suite(BASELINE, benchmarks=["rm-bench"], data_root=data.parent, out=tmp_path / "s", limit=limit)
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.watch(tmp_path, BASELINE, out=tmp_path / "w", data_root=data.parent, limit=limit, once=True)
+    assert not any((tmp_path / name).exists() for name in ("run", "s", "w"))
+
+
+def test_a_limit_below_one_is_said_as_the_argument(tmp_path):
+    import numpy as np
+
+    data = require_rmbench()
+    for limit in (0, -1):
+        with pytest.raises(rmb.ConfigError, match=re.escape(f"limit={limit}: score at least 1 prompt")):
+            rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=limit)
+    assert rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=np.int64(3)).scored == 3  # a numpy count
