@@ -255,9 +255,10 @@ def _planned(base: RunConfig, names: Sequence[str] | None, data_root: str | Path
     """A benchmark named but not runnable is the caller's mistake: DataError when its data is not there,
     ConfigError when the config's model type cannot score it."""
     from .benchmarks import registry
-    from .suite import plan_suite
+    from .suite import data_root_dir, plan_suite
 
     if names is None:
+        data_root_dir(data_root)  # a root that is not there: refused now, as a named benchmark without data is
         return
     for p in plan_suite(base, names, data_root):
         if p.cfg is None:

@@ -38,6 +38,7 @@ from .errors import ConfigError, DataError
 from .results import Estimate, Status, SuiteResult
 from .run_directory import RunDirectory
 from .serving import serve
+from .suite import data_root_dir
 from .trackers import Tracker
 
 log = logging.getLogger(__name__)
@@ -285,6 +286,7 @@ def watch(
         raise ConfigError(problem)
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
+    data_root_dir(data_root)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
     options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": given,
                "handle_signals": handle_signals}  # fmt: skip

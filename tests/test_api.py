@@ -265,3 +265,22 @@ def test_the_report_page_for_the_trackers_is_built_from_the_loaded_prompts_once(
         rmb.evaluate(BASELINE, data=require_rmbench(), out=tmp_path / "run", limit=5, trackers=[first, second])
     assert first.artifacts == second.artifacts == [["summary.json", "report.html"]]
     assert sum("the run will be partial" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_data_root_that_is_not_there_is_one_data_error_before_anything_runs(tmp_path):
+    """`data_root` mistyped (or `data/` looked for from another directory) is no suite of ten missing benchmarks:
+    one DataError naming it, nothing written; the command line says the same in one error line."""
+    nowhere = tmp_path / "no-such-data"
+    with pytest.raises(rmb.DataError, match=re.escape(f"data root {nowhere}: no such directory")):
+        rmb.evaluate_suite(BASELINE, data_root=nowhere, out=tmp_path / "s", limit=4)
+    assert not (tmp_path / "s").exists()
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir()
+    with pytest.raises(rmb.DataError, match=re.escape(f"data root {nowhere}: no such directory")):
+        rmb.watch(checkpoints, BASELINE, out=tmp_path / "w", data_root=nowhere, once=True)  # no checkpoint yet
+    assert not (tmp_path / "w").exists()
+    proc = cli("suite", "--model", "baseline:random", "--data", str(nowhere), "--out", str(tmp_path / "c"))
+    said = f"error: data root {nowhere}: no such directory (one folder per benchmark, as `rmbench-client data "
+    said += "fetch` puts them)"
+    assert proc.returncode == 2 and proc.stderr.strip() == said, proc.stderr
+    assert not (tmp_path / "c").exists()
