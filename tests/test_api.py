@@ -284,3 +284,18 @@ def test_a_data_root_that_is_not_there_is_one_data_error_before_anything_runs(tm
     said += "fetch` puts them)"
     assert proc.returncode == 2 and proc.stderr.strip() == said, proc.stderr
     assert not (tmp_path / "c").exists()
+
+
+def test_serve_takes_a_config_as_every_function_does(tmp_path):
+    """`serve` takes a YAML path or a mapping as `evaluate` does (docs/python-api.md: "A config is ..."), not only
+    a RunConfig: a config with nothing to serve is the ConfigError that says so, not an AttributeError."""
+    mapping = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"]}}}
+    path = tmp_path / "eval.yaml"
+    path.write_text(json.dumps(mapping))  # JSON is YAML
+    for source in (mapping, path, str(path), rmb.load_config(mapping)):
+        with pytest.raises(rmb.ConfigError, match="no role in the config has a 'serve' section"):
+            with rmb.serve(source):
+                pass
+    with pytest.raises(rmb.ConfigError, match=re.escape(f"{tmp_path / 'none.yaml'}: config file not found")):
+        with rmb.serve(tmp_path / "none.yaml"):
+            pass
