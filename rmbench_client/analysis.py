@@ -25,13 +25,15 @@ def rescore(
     benchmark's step threshold.
 
     Raises:
-        ConfigError: `seed` is no integer of 0 or more.
+        TypeError: `threshold` is no number.
+        ConfigError: `seed` is no integer of 0 or more, or `threshold` is outside 0 to 1.
         DataError: a file is unreadable or not a score file (names the file and record).
     """
     from .blas_threads import few_blas_threads
     from .score_files import summarize
 
     arguments.seed(seed)
+    threshold = arguments.threshold(threshold)
     files = [paths] if isinstance(paths, str | Path) else list(paths)
     if not files:
         raise DataError("rescore needs at least one score file")

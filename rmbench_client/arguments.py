@@ -40,6 +40,19 @@ def limit(value: Any) -> int | None:
     return int(value)
 
 
+def threshold(value: Any) -> float | None:
+    """A process benchmark's step threshold: None (the config's) or a real number from 0 to 1, as `score
+    --threshold` and `prm.threshold` take it (a string is not read as one; numpy's error would say neither)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"threshold= must be a number from 0 to 1, or None, not {value!r}")
+    number = float(value)
+    if not 0.0 <= number <= 1.0:  # NaN too
+        raise ConfigError(f"threshold={value!r}: a step threshold is a number from 0 to 1")
+    return number
+
+
 def _is_tracker(value: Any) -> bool:
     return callable(getattr(value, "log", None)) and callable(getattr(value, "close", None))
 

@@ -106,3 +106,20 @@ def test_a_limit_below_one_is_said_as_the_argument(tmp_path):
         with pytest.raises(rmb.ConfigError, match=re.escape(f"limit={limit}: score at least 1 prompt")):
             rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=limit)
     assert rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=np.int64(3)).scored == 3  # a numpy count
+
+
+def test_rescores_threshold_is_checked_as_the_commands_is(tmp_path):
+    """`threshold=` is a number from 0 to 1 (`score --threshold` and `prm.threshold` refuse the rest): a string is a
+    TypeError naming it, not numpy's error from deep inside; 2.0 is refused, not used."""
+    run = rmb.evaluate(BASELINE, data=require_rmbench(), out=tmp_path / "run", limit=3)
+    samples = run.run_dir / "samples.jsonl"
+    for wrong in ("0.5", True, [0.5]):
+        with pytest.raises(
+            TypeError, match=re.escape(f"threshold= must be a number from 0 to 1, or None, not {wrong!r}")
+        ):
+            rmb.rescore(samples, threshold=wrong)
+    for wrong in (2.0, -0.1, float("nan")):
+        with pytest.raises(
+            rmb.ConfigError, match=re.escape(f"threshold={wrong!r}: a step threshold is a number from 0 to 1")
+        ):
+            rmb.rescore(samples, threshold=wrong)
