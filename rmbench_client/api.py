@@ -346,11 +346,7 @@ def _suite_config(
     config: ConfigSource, benchmarks: Sequence[str] | None, data_root: str | Path | None, out: str | Path | None,
     limit: int | None, overrides: Mapping[str, Any] | None,
 ) -> tuple[RunConfig, list[str] | None]:  # fmt: skip
-    from .benchmarks import registry
-
-    if isinstance(benchmarks, str):
-        raise TypeError(f"benchmarks takes a sequence of names, not one: benchmarks=[{benchmarks!r}]")
-    names = [registry.get(n).name for n in benchmarks] if benchmarks is not None else None
+    names = arguments.benchmark_names(benchmarks)
     base = _evaluation(config, overrides, out=out, limit=limit)
     _planned(base, names, data_root)
     return base, names

@@ -53,6 +53,25 @@ def threshold(value: Any) -> float | None:
     return number
 
 
+def seconds(**values: Any) -> None:
+    """Each of `values` (by its argument's name) must be a number of seconds (its range is the caller's check)."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name}= must be a number of seconds, not {value!r}")
+
+
+def benchmark_names(value: Any) -> list[str] | None:
+    """The benchmarks named (None: every one), each by its registry name; one name alone is refused, not read
+    as a sequence of letters; an unknown name is the registry's ConfigError."""
+    from .benchmarks import registry
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise TypeError(f"benchmarks takes a sequence of names, not one: benchmarks=[{value!r}]")
+    return [registry.get(n).name for n in value]
+
+
 def _is_tracker(value: Any) -> bool:
     return callable(getattr(value, "log", None)) and callable(getattr(value, "close", None))
 

@@ -275,6 +275,10 @@ def watch(
         ServerError: a checkpoint's server could not be started (the others are not tried).
     """
     arguments.flags(once=once, handle_signals=handle_signals)
+    arguments.seconds(poll=poll, settle=settle)
+    if stop is not None and not callable(stop):
+        raise TypeError(f"stop= must be a function (True: stop) or None, not {stop!r}")
+    names = arguments.benchmark_names(benchmarks)  # an unknown one: now, not at the first checkpoint
     given, limit = arguments.trackers(trackers), arguments.limit(limit)  # refused now, not at the first checkpoint
     root = Path(directory)
     if not root.is_dir():
@@ -288,7 +292,7 @@ def watch(
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
     data_root_dir(data_root)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
-    options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": given,
+    options = {"benchmarks": names, "data_root": data_root, "limit": limit, "trackers": given,
                "handle_signals": handle_signals}  # fmt: skip
     with RunDirectory(target):
         while True:

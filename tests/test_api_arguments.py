@@ -123,3 +123,25 @@ def test_rescores_threshold_is_checked_as_the_commands_is(tmp_path):
             rmb.ConfigError, match=re.escape(f"threshold={wrong!r}: a step threshold is a number from 0 to 1")
         ):
             rmb.rescore(samples, threshold=wrong)
+
+
+WATCH_WRONG = [
+    ({"poll": "30"}, TypeError, "poll= must be a number of seconds, not '30'"),
+    ({"settle": None}, TypeError, "settle= must be a number of seconds, not None"),
+    ({"poll": True}, TypeError, "poll= must be a number of seconds, not True"),
+    ({"stop": 5}, TypeError, "stop= must be a function (True: stop) or None, not 5"),
+    ({"benchmarks": "rm-bench"}, TypeError, "benchmarks takes a sequence of names, not one: benchmarks=['rm-bench']"),
+    ({"benchmarks": ["rm-bnech"]}, rmb.ConfigError, "unknown benchmark 'rm-bnech'"),
+]
+
+
+@pytest.mark.parametrize(("keys", "kind", "said"), WATCH_WRONG, ids=[str(w[0]) for w in WATCH_WRONG])
+def test_watch_refuses_a_wrong_argument_before_it_watches(tmp_path, keys, kind, said):
+    """Refused at the call, named, as `evaluate_suite` refuses them: not at the first checkpoint (perhaps hours
+    later), nor as Python's `'<' not supported between 'int' and 'str'`."""
+    data = require_rmbench()
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir()  # none yet
+    with pytest.raises(kind, match=re.escape(said)):
+        rmb.watch(checkpoints, BASELINE, out=tmp_path / "w", data_root=data.parent, once=True, **keys)
+    assert not (tmp_path / "w").exists()
