@@ -44,6 +44,8 @@ def _cluster(cfg: RunConfig, role: str) -> str:
 
 
 def _roles(cfg: RunConfig, roles: Sequence[str] | None) -> list[str]:
+    if isinstance(roles, str):  # not the roles r, e, w, a, r, d
+        raise TypeError(f"roles takes a sequence of names, not one: roles=[{roles!r}]")
     served = [str(r) for r, rc in cfg.roles.items() if rc.serve is not None]
     names = list(dict.fromkeys(roles)) if roles else served
     unknown = [r for r in names if r not in cfg.roles]
@@ -70,6 +72,7 @@ def serve(
     current directory, as for `rmbench-client serve`).
 
     Raises:
+        TypeError: `roles` is one name, not a sequence of them.
         ConfigError: the config is invalid (`config` is a `RunConfig`, a YAML path or a mapping, as `evaluate`
             takes), a role that is not in the config, or no role to serve.
         ServerError: a server could not be started (port in use, model path missing, not healthy in `timeout`

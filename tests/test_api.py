@@ -299,3 +299,12 @@ def test_serve_takes_a_config_as_every_function_does(tmp_path):
     with pytest.raises(rmb.ConfigError, match=re.escape(f"{tmp_path / 'none.yaml'}: config file not found")):
         with rmb.serve(tmp_path / "none.yaml"):
             pass
+
+
+def test_serve_refuses_one_role_name_for_a_sequence():
+    """`roles="reward"` is not read as the roles r, e, w, a, r, d: refused as `benchmarks="rm-bench"` is."""
+    config = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"],
+                                                 "serve": {"engine": "vllm-cpu", "path": "/nope"}}}}  # fmt: skip
+    with pytest.raises(TypeError, match=re.escape("roles takes a sequence of names, not one: roles=['reward']")):
+        with rmb.serve(config, roles="reward"):  # type: ignore[arg-type]
+            pass
