@@ -249,3 +249,50 @@ def test_a_benchmark_a_preempted_suite_never_ran_is_tried_again_not_missing(tmp_
     assert again.done and {c.status for c in again.results.values()} <= {"complete", "partial"}
     assert second.checkpoint == "checkpoint-2" and second.done
     assert rmb.load_result(out / "checkpoint-1" / "rm-bench").scored > 0
+
+
+def test_the_callers_sigterm_handler_is_called_once_the_checkpoints_row_is_written(tmp_path):
+    """The training script's SIGTERM handler gets the signal after the watch wrote the stopped checkpoint's row
+    (watch.jsonl, watch.json): a handler that ends the process (sys.exit, as a preempted job does) leaves the
+    table saying what was tried, and the next watch call resumes."""
+    root, out, data = tmp_path / "train", tmp_path / "eval", tmp_path / "data"
+    write_pairs(data / "pairwise" / "pairs.jsonl", 3000)
+    (data / "rm-bench").symlink_to(require_rmbench())  # not begun: the row says the checkpoint is not done
+    small_checkpoint(root, 1)
+    seen: list[tuple[bool, bool]] = []
+
+    class Preempted(Exception):
+        pass
+
+    def handler(signum: int, frame: object) -> None:
+        seen.append(((out / "watch.jsonl").exists(), (out / "watch.json").exists()))
+        raise Preempted
+
+    previous = signal.signal(signal.SIGTERM, handler)
+
+    def preempt() -> None:  # once the benchmark is scoring
+        progress = out / "checkpoint-1" / "pairwise" / "progress.jsonl"
+        while not (progress.exists() and progress.stat().st_size):
+            time.sleep(0.002)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    cfg = {"model": "baseline:random", "type": "baseline"}
+    options = {
+        "out": out,
+        "benchmarks": ["pairwise", "rm-bench"],
+        "data_root": data,
+        "limit": 600,
+        "once": True,
+        "settle": 0.0,
+    }
+    try:
+        threading.Thread(target=preempt, daemon=True).start()
+        with pytest.raises(Preempted):
+            rmb.watch(root, cfg, **options)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == [(True, True)]
+    (line,) = [json.loads(x) for x in (out / "watch.jsonl").read_text().splitlines()]
+    assert line["checkpoint"] == "checkpoint-1" and line["done"] is False
+    (again,) = rmb.watch(root, cfg, **options)
+    assert again.done
