@@ -69,7 +69,10 @@ def benchmark_names(value: Any) -> list[str] | None:
         return None
     if isinstance(value, str):
         raise TypeError(f"benchmarks takes a sequence of names, not one: benchmarks=[{value!r}]")
-    return [registry.get(n).name for n in value]
+    names = [registry.get(n).name for n in value]
+    if not names:  # not "every one" (the suite's default), which would then refuse one never named
+        raise ConfigError("benchmarks=[] names no benchmark: name one or more, or give None for every one with data")
+    return names
 
 
 def _is_tracker(value: Any) -> bool:

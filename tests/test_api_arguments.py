@@ -145,3 +145,15 @@ def test_watch_refuses_a_wrong_argument_before_it_watches(tmp_path, keys, kind, 
     with pytest.raises(kind, match=re.escape(said)):
         rmb.watch(checkpoints, BASELINE, out=tmp_path / "w", data_root=data.parent, once=True, **keys)
     assert not (tmp_path / "w").exists()
+
+
+def test_an_empty_list_of_benchmarks_is_refused_not_read_as_every_one(tmp_path):
+    """`benchmarks=[]` (a filtered list that came out empty) names none: not read as "every benchmark" and then
+    refused for one the caller never named ("benchmark reward-bench: no data ...")."""
+    data = require_rmbench()
+    said = "benchmarks=[] names no benchmark: name one or more, or give None for every one with data"
+    with pytest.raises(rmb.ConfigError, match=re.escape(said)):
+        rmb.evaluate_suite(BASELINE, benchmarks=[], data_root=data.parent, out=tmp_path / "s", limit=3)
+    with pytest.raises(rmb.ConfigError, match=re.escape(said)):
+        rmb.watch(tmp_path, BASELINE, benchmarks=(), out=tmp_path / "w", data_root=data.parent, once=True)
+    assert not (tmp_path / "s").exists() and not (tmp_path / "w").exists()
