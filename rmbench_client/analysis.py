@@ -9,7 +9,7 @@ from pathlib import Path
 from . import arguments
 from . import constants as C
 from .errors import DataError
-from .results import Comparison, Estimate, Scores, in_api_words, scores_of
+from .results import Comparison, Estimate, Scores, api_words, in_api_words, scores_of
 from .summary import read_summary
 
 
@@ -25,13 +25,15 @@ def rescore(
     benchmark's step threshold.
 
     Raises:
-        ConfigError: `seed` is no integer of 0 or more.
+        TypeError: `threshold` is no number.
+        ConfigError: `seed` is no integer of 0 or more, or `threshold` is outside 0 to 1.
         DataError: a file is unreadable or not a score file (names the file and record).
     """
     from .blas_threads import few_blas_threads
     from .score_files import summarize
 
     arguments.seed(seed)
+    threshold = arguments.threshold(threshold)
     files = [paths] if isinstance(paths, str | Path) else list(paths)
     if not files:
         raise DataError("rescore needs at least one score file")
@@ -69,7 +71,7 @@ def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comp
         differences=paired.differences if paired else (),
         shared=paired.shared if paired else None,
         left_out=paired.left_out if paired else (),
-        notes=(*notes(loaded), *why_not),
+        notes=tuple(api_words(note) for note in (*notes(loaded), *why_not)),  # `partial`'s words (limit=40)
     )
 
 

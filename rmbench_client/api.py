@@ -215,7 +215,7 @@ def evaluate(
         EndpointError: the servers cannot be used at all (unreachable at start, wrong model, rejected key).
     """
     arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
-    given, step = arguments.trackers(trackers), arguments.step(step)
+    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
     with in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         bind(given)
@@ -243,7 +243,7 @@ async def evaluate_async(
     saying it was cancelled, and its lock released, before the CancelledError reaches the caller; the same call
     then resumes it."""
     arguments.flags(fresh=fresh, heatmaps=heatmaps)
-    given, step = arguments.trackers(trackers), arguments.step(step)
+    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
     with in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         bind(given)  # in the caller's thread, where its active run is
@@ -256,9 +256,10 @@ def _planned(base: RunConfig, names: Sequence[str] | None, data_root: str | Path
     """A benchmark named but not runnable is the caller's mistake: DataError when its data is not there,
     ConfigError when the config's model type cannot score it."""
     from .benchmarks import registry
-    from .suite import plan_suite
+    from .suite import data_root_dir, plan_suite
 
     if names is None:
+        data_root_dir(data_root)  # a root that is not there: refused now, as a named benchmark without data is
         return
     for p in plan_suite(base, names, data_root):
         if p.cfg is None:
@@ -333,7 +334,7 @@ def evaluate_suite(
         RunLockedError, EndpointError: as `evaluate`.
     """
     arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
-    given, step = arguments.trackers(trackers), arguments.step(step)
+    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
     with in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         bind(given)
@@ -346,11 +347,7 @@ def _suite_config(
     config: ConfigSource, benchmarks: Sequence[str] | None, data_root: str | Path | None, out: str | Path | None,
     limit: int | None, overrides: Mapping[str, Any] | None,
 ) -> tuple[RunConfig, list[str] | None]:  # fmt: skip
-    from .benchmarks import registry
-
-    if isinstance(benchmarks, str):
-        raise TypeError(f"benchmarks takes a sequence of names, not one: benchmarks=[{benchmarks!r}]")
-    names = [registry.get(n).name for n in benchmarks] if benchmarks is not None else None
+    names = arguments.benchmark_names(benchmarks)
     base = _evaluation(config, overrides, out=out, limit=limit)
     _planned(base, names, data_root)
     return base, names
@@ -372,7 +369,7 @@ async def evaluate_suite_async(
     """`evaluate_suite` for a caller inside an event loop; cancelled, as `evaluate_async` (the benchmarks not yet
     run are left for the next call)."""
     arguments.flags(fresh=fresh, heatmaps=heatmaps)
-    given, step = arguments.trackers(trackers), arguments.step(step)
+    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
     with in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         bind(given)

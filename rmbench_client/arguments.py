@@ -28,6 +28,53 @@ def step(value: Any) -> int | None:
     return int(value)
 
 
+def limit(value: Any) -> int | None:
+    """How many prompts to score: None (all) or an integer of 1 or more (numpy's too), never a bool, a float or
+    a string (`limit="40"` is the caller's mistake, not 40)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"limit= must be an integer of 1 or more, or None, not {value!r}")
+    if value < 1:
+        raise ConfigError(f"limit={value}: score at least 1 prompt (None scores them all)")
+    return int(value)
+
+
+def threshold(value: Any) -> float | None:
+    """A process benchmark's step threshold: None (the config's) or a real number from 0 to 1, as `score
+    --threshold` and `prm.threshold` take it (a string is not read as one; numpy's error would say neither)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"threshold= must be a number from 0 to 1, or None, not {value!r}")
+    number = float(value)
+    if not 0.0 <= number <= 1.0:  # NaN too
+        raise ConfigError(f"threshold={value!r}: a step threshold is a number from 0 to 1")
+    return number
+
+
+def seconds(**values: Any) -> None:
+    """Each of `values` (by its argument's name) must be a number of seconds (its range is the caller's check)."""
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{name}= must be a number of seconds, not {value!r}")
+
+
+def benchmark_names(value: Any) -> list[str] | None:
+    """The benchmarks named (None: every one), each by its registry name; one name alone is refused, not read
+    as a sequence of letters; an unknown name is the registry's ConfigError."""
+    from .benchmarks import registry
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise TypeError(f"benchmarks takes a sequence of names, not one: benchmarks=[{value!r}]")
+    names = [registry.get(n).name for n in value]
+    if not names:  # not "every one" (the suite's default), which would then refuse one never named
+        raise ConfigError("benchmarks=[] names no benchmark: name one or more, or give None for every one with data")
+    return names
+
+
 def _is_tracker(value: Any) -> bool:
     return callable(getattr(value, "log", None)) and callable(getattr(value, "close", None))
 

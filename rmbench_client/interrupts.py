@@ -214,3 +214,45 @@ def hand_on(sig: signal.Signals, interrupted: KeyboardInterrupt) -> None:
         raise interrupted  # a default action that did not end the process (a blocked signal)
     if callable(handler):
         handler(sig, inspect.currentframe())
+
+
+@contextlib.contextmanager
+def held_for_later(handle: bool = True) -> Iterator[list[signal.Signals]]:
+    """`with held_for_later() as noted:` around a run whose caller has more to write once it ends (`watch`: the
+    checkpoint's row, its server stopped): the caller's SIGTERM handler (and SIGINT's, where no event loop runs in
+    this thread: asyncio's own stays, as it reaches the run through the waiting call) stands behind a note, so
+    that the run hands its signal on to the note (which returns: the run returns its result), and the caller
+    hands it on with `hand_on` once it has written what it writes. A second signal goes to the caller's handler at
+    once (the system's default ends the process). Nothing is taken in another thread, with `handle` False, or for
+    a signal the caller ignores."""
+    noted: list[signal.Signals] = []
+    previous: dict[signal.Signals, Any] = {}
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        sig = signal.Signals(signum)
+        if not noted:
+            noted.append(sig)
+            return
+        own = previous[sig]
+        if own is None or own is signal.default_int_handler:
+            raise KeyboardInterrupt
+        if own == signal.SIG_DFL:
+            signal.signal(sig, signal.SIG_DFL)
+            signal.raise_signal(sig)
+        elif callable(own):
+            own(signum, frame)
+
+    if handle and threading.current_thread() is threading.main_thread():
+        try:
+            asyncio.get_running_loop()
+            taken: tuple[signal.Signals, ...] = (signal.SIGTERM,)
+        except RuntimeError:
+            taken = tuple(EXIT_INTERRUPTED)
+        for sig in taken:
+            if signal.getsignal(sig) != signal.SIG_IGN:
+                previous[sig] = signal.signal(sig, note)
+    try:
+        yield noted
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

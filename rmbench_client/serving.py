@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import constants as C
+from .api import ConfigSource, load_config
 from .config import RunConfig
 from .errors import ConfigError
 
@@ -43,6 +44,8 @@ def _cluster(cfg: RunConfig, role: str) -> str:
 
 
 def _roles(cfg: RunConfig, roles: Sequence[str] | None) -> list[str]:
+    if isinstance(roles, str):  # not the roles r, e, w, a, r, d
+        raise TypeError(f"roles takes a sequence of names, not one: roles=[{roles!r}]")
     served = [str(r) for r, rc in cfg.roles.items() if rc.serve is not None]
     names = list(dict.fromkeys(roles)) if roles else served
     unknown = [r for r in names if r not in cfg.roles]
@@ -55,7 +58,7 @@ def _roles(cfg: RunConfig, roles: Sequence[str] | None) -> list[str]:
 
 @contextlib.contextmanager
 def serve(
-    config: RunConfig,
+    config: ConfigSource,
     *,
     roles: Sequence[str] | None = None,
     repo_root: str | Path | None = None,
@@ -69,10 +72,13 @@ def serve(
     current directory, as for `rmbench-client serve`).
 
     Raises:
-        ConfigError: a role that is not in the config, or no role to serve.
+        TypeError: `roles` is one name, not a sequence of them.
+        ConfigError: the config is invalid (`config` is a `RunConfig`, a YAML path or a mapping, as `evaluate`
+            takes), a role that is not in the config, or no role to serve.
         ServerError: a server could not be started (port in use, model path missing, not healthy in `timeout`
             seconds); whatever this call started is stopped first.
     """
+    config = load_config(config)
     names = _roles(config, roles)
     own_state = state_dir is None
     states = Path(tempfile.mkdtemp(prefix="rmb-serve-")) if state_dir is None else Path(state_dir)

@@ -48,10 +48,21 @@ def model_dir(cfg: RunConfig) -> Path:
     return Path(cfg.out) if cfg.out else cfg.replace(out=None).out_dir().parent
 
 
+def data_root_dir(data_root: str | Path | None) -> Path:
+    """The folder of the benchmarks' data folders (default data/); DataError when it is not there: a mistyped root
+    (or data/ looked for from another directory) is one error, not a suite whose every benchmark is missing."""
+    root = Path(data_root) if data_root is not None else Path(C.DATA_FOLDER)
+    if not root.is_dir():
+        raise DataError(f"data root {root}: no such directory (one folder per benchmark, as `rmbench-client data "
+                        "fetch` puts them)")  # fmt: skip
+    return root
+
+
 def plan_suite(base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None) -> list[Planned]:
     """Per benchmark (the registry's order, or `names`): the run's config when its data is present under
-    `data_root`/<benchmark> (default data/<benchmark>, where `data fetch` puts it), else why it is missing."""
-    root = Path(data_root) if data_root is not None else Path(C.DATA_FOLDER)
+    `data_root`/<benchmark> (default data/<benchmark>, where `data fetch` puts it), else why it is missing.
+    DataError when `data_root` is no directory."""
+    root = data_root_dir(data_root)
     out = model_dir(base)
     planned = []
     for name in names or benchmarks.names():

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import signal
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,9 +36,11 @@ from .atomic_write import replacing, write_atomic
 from .checkpoints import Checkpoint, complete_checkpoints
 from .config import RunConfig, model_folder_problem
 from .errors import ConfigError, DataError
-from .results import Estimate, Status, SuiteResult
+from .interrupts import hand_on, held_for_later
+from .results import Estimate, RunInterrupted, Status, SuiteResult
 from .run_directory import RunDirectory
 from .serving import serve
+from .suite import data_root_dir
 from .trackers import Tracker
 
 log = logging.getLogger(__name__)
@@ -212,15 +215,28 @@ def _chart(path: Path, model: str, names: Sequence[str], rows: Sequence[WatchRow
 
 
 def evaluate_checkpoint(
-    cfg: RunConfig, ck: Checkpoint, out: Path, role: str | None, repo_root: str | Path | None, **options: Any
-) -> SuiteResult:
-    """Serve one checkpoint (a baseline: nothing to serve) and run the benchmarks against it."""
+    cfg: RunConfig, ck: Checkpoint, out: Path, role: str | None, repo_root: str | Path | None,
+    noted: list[signal.Signals], **options: Any,
+) -> SuiteResult:  # fmt: skip
+    """Serve one checkpoint (a baseline: nothing to serve) and run the benchmarks against it. A signal that stops
+    the suite is noted in `noted`, for the watch to hand on once the checkpoint's server is stopped and its row
+    written (`held_for_later`)."""
     if cfg.type == "baseline":
-        return evaluate_suite(cfg, out=out / ck.name, step=ck.step, **options)
+        with held_for_later(options["handle_signals"]) as caught:
+            try:
+                return evaluate_suite(cfg, out=out / ck.name, step=ck.step, **options)
+            finally:
+                noted.extend(caught)
     served = with_checkpoint(cfg, ck.path, role=role)
     roles = [r for r in served.roles_used() if served.roles[r].serve is not None]
-    with serve(served, roles=roles, repo_root=repo_root) as servers:
-        return evaluate_suite(servers.config, out=out / ck.name, step=ck.step, **options)
+    with (
+        serve(served, roles=roles, repo_root=repo_root) as servers,
+        held_for_later(options["handle_signals"]) as caught,
+    ):
+        try:
+            return evaluate_suite(servers.config, out=out / ck.name, step=ck.step, **options)
+        finally:
+            noted.extend(caught)
 
 
 def _record(target: Path, ck: Checkpoint, suite: SuiteResult) -> WatchRow:
@@ -274,7 +290,11 @@ def watch(
         ServerError: a checkpoint's server could not be started (the others are not tried).
     """
     arguments.flags(once=once, handle_signals=handle_signals)
-    given = arguments.trackers(trackers)  # refused now, not at the first checkpoint
+    arguments.seconds(poll=poll, settle=settle)
+    if stop is not None and not callable(stop):
+        raise TypeError(f"stop= must be a function (True: stop) or None, not {stop!r}")
+    names = arguments.benchmark_names(benchmarks)  # an unknown one: now, not at the first checkpoint
+    given, limit = arguments.trackers(trackers), arguments.limit(limit)  # refused now, not at the first checkpoint
     root = Path(directory)
     if not root.is_dir():
         raise ConfigError(f"{root}: {'not a directory' if root.exists() else 'no such directory'} to watch")
@@ -285,8 +305,9 @@ def watch(
         raise ConfigError(problem)
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
+    data_root_dir(data_root)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
-    options = {"benchmarks": benchmarks, "data_root": data_root, "limit": limit, "trackers": given,
+    options = {"benchmarks": names, "data_root": data_root, "limit": limit, "trackers": given,
                "handle_signals": handle_signals}  # fmt: skip
     with RunDirectory(target):
         while True:
@@ -295,12 +316,15 @@ def watch(
                 if ck.name in done:
                     continue
                 log.info("evaluating checkpoint %s (step %s)", ck.name, ck.step)
-                suite = evaluate_checkpoint(cfg, ck, target, role, repo_root, **options)
+                noted: list[signal.Signals] = []
+                suite = evaluate_checkpoint(cfg, ck, target, role, repo_root, noted, **options)
                 row = _record(target, ck, suite)
                 if not row.done:
                     log.warning("checkpoint %s not evaluated to the end (%s): tried again on the next pass", ck.name,
                                 ", ".join(f"{n} {c.status}" for n, c in row.results.items()))  # fmt: skip
                 write_table(target, cfg.model, read_rows(target))
+                if noted:  # the row written (and the server stopped): now the caller's handler gets the signal
+                    hand_on(noted[0], RunInterrupted(noted[0], suite.directory, suite))
                 if suite.interrupted_by is not None:  # the caller's handler returned: a preempted job ends here
                     log.warning("%s stopped checkpoint %s: watch ends", suite.interrupted_by.name, ck.name)
                     return read_rows(target)

@@ -74,8 +74,10 @@ def test_compare_returns_the_paired_differences_the_cli_prints(tmp_path):
     avg = diffs["avg"]
     assert avg.value == pytest.approx(second.headline.value - first.headline.value)
     assert avg.low <= avg.value <= avg.high and 0 < avg.p <= 1
-    said = " ".join(proc.stderr.split())  # the CLI's notes, as its console wraps them
-    assert table.notes and all(f"note: {note}" in said for note in table.notes)  # both runs are partial (--limit)
+    said = " ".join(proc.stderr.split())  # the CLI's notes, as its console wraps them, in its words (--limit 30)
+    assert table.notes and all(f"note: {note.replace('limit=30', '--limit 30')}" in said for note in table.notes)
+    assert any("limit=30: 30 of" in note for note in table.notes)  # both runs are partial, said in the API's words
+    assert not any("--limit" in note for note in table.notes)
     alone = rmb.compare([first.run_dir])
     assert (alone.differences, alone.shared, alone.left_out) == ((), None, ())
     bare = tmp_path / "bare"  # a summary without its samples.jsonl: the numbers, no test, and why
@@ -263,3 +265,46 @@ def test_the_report_page_for_the_trackers_is_built_from_the_loaded_prompts_once(
         rmb.evaluate(BASELINE, data=require_rmbench(), out=tmp_path / "run", limit=5, trackers=[first, second])
     assert first.artifacts == second.artifacts == [["summary.json", "report.html"]]
     assert sum("the run will be partial" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_data_root_that_is_not_there_is_one_data_error_before_anything_runs(tmp_path):
+    """`data_root` mistyped (or `data/` looked for from another directory) is no suite of ten missing benchmarks:
+    one DataError naming it, nothing written; the command line says the same in one error line."""
+    nowhere = tmp_path / "no-such-data"
+    with pytest.raises(rmb.DataError, match=re.escape(f"data root {nowhere}: no such directory")):
+        rmb.evaluate_suite(BASELINE, data_root=nowhere, out=tmp_path / "s", limit=4)
+    assert not (tmp_path / "s").exists()
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir()
+    with pytest.raises(rmb.DataError, match=re.escape(f"data root {nowhere}: no such directory")):
+        rmb.watch(checkpoints, BASELINE, out=tmp_path / "w", data_root=nowhere, once=True)  # no checkpoint yet
+    assert not (tmp_path / "w").exists()
+    proc = cli("suite", "--model", "baseline:random", "--data", str(nowhere), "--out", str(tmp_path / "c"))
+    said = f"error: data root {nowhere}: no such directory (one folder per benchmark, as `rmbench-client data "
+    said += "fetch` puts them)"
+    assert proc.returncode == 2 and proc.stderr.strip() == said, proc.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def test_serve_takes_a_config_as_every_function_does(tmp_path):
+    """`serve` takes a YAML path or a mapping as `evaluate` does (docs/python-api.md: "A config is ..."), not only
+    a RunConfig: a config with nothing to serve is the ConfigError that says so, not an AttributeError."""
+    mapping = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"]}}}
+    path = tmp_path / "eval.yaml"
+    path.write_text(json.dumps(mapping))  # JSON is YAML
+    for source in (mapping, path, str(path), rmb.load_config(mapping)):
+        with pytest.raises(rmb.ConfigError, match="no role in the config has a 'serve' section"):
+            with rmb.serve(source):
+                pass
+    with pytest.raises(rmb.ConfigError, match=re.escape(f"{tmp_path / 'none.yaml'}: config file not found")):
+        with rmb.serve(tmp_path / "none.yaml"):
+            pass
+
+
+def test_serve_refuses_one_role_name_for_a_sequence():
+    """`roles="reward"` is not read as the roles r, e, w, a, r, d: refused as `benchmarks="rm-bench"` is."""
+    config = {"model": "m", "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"],
+                                                 "serve": {"engine": "vllm-cpu", "path": "/nope"}}}}  # fmt: skip
+    with pytest.raises(TypeError, match=re.escape("roles takes a sequence of names, not one: roles=['reward']")):
+        with rmb.serve(config, roles="reward"):  # type: ignore[arg-type]
+            pass

@@ -82,3 +82,78 @@ def test_the_commands_checks_are_said_in_the_apis_words(tmp_path):
     with pytest.raises(rmb.DataError) as domain:
         rmb.rescore(records)
     assert "domain=NAME" in str(domain.value) and "--" not in str(domain.value)
+
+
+@pytest.mark.parametrize("limit", [True, "40", 4.0, 2.5])
+def test_a_limit_of_the_wrong_type_is_a_type_error_naming_limit(tmp_path, limit):
+    """`limit="40"` is not taken for 40, nor `limit=True` for 1: an integer or None, like `step=`."""
+    data = require_rmbench()
+    said = f"limit= must be an integer of 1 or more, or None, not {limit!r}"
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=limit)
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.evaluate_suite(BASELINE, benchmarks=["rm-bench"], data_root=data.parent, out=tmp_path / "s", limit=limit)
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.watch(tmp_path, BASELINE, out=tmp_path / "w", data_root=data.parent, limit=limit, once=True)
+    assert not any((tmp_path / name).exists() for name in ("run", "s", "w"))
+
+
+def test_a_limit_below_one_is_said_as_the_argument(tmp_path):
+    import numpy as np
+
+    data = require_rmbench()
+    for limit in (0, -1):
+        with pytest.raises(rmb.ConfigError, match=re.escape(f"limit={limit}: score at least 1 prompt")):
+            rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=limit)
+    assert rmb.evaluate(BASELINE, data=data, out=tmp_path / "run", limit=np.int64(3)).scored == 3  # a numpy count
+
+
+def test_rescores_threshold_is_checked_as_the_commands_is(tmp_path):
+    """`threshold=` is a number from 0 to 1 (`score --threshold` and `prm.threshold` refuse the rest): a string is a
+    TypeError naming it, not numpy's error from deep inside; 2.0 is refused, not used."""
+    run = rmb.evaluate(BASELINE, data=require_rmbench(), out=tmp_path / "run", limit=3)
+    samples = run.run_dir / "samples.jsonl"
+    for wrong in ("0.5", True, [0.5]):
+        with pytest.raises(
+            TypeError, match=re.escape(f"threshold= must be a number from 0 to 1, or None, not {wrong!r}")
+        ):
+            rmb.rescore(samples, threshold=wrong)
+    for wrong in (2.0, -0.1, float("nan")):
+        with pytest.raises(
+            rmb.ConfigError, match=re.escape(f"threshold={wrong!r}: a step threshold is a number from 0 to 1")
+        ):
+            rmb.rescore(samples, threshold=wrong)
+
+
+WATCH_WRONG = [
+    ({"poll": "30"}, TypeError, "poll= must be a number of seconds, not '30'"),
+    ({"settle": None}, TypeError, "settle= must be a number of seconds, not None"),
+    ({"poll": True}, TypeError, "poll= must be a number of seconds, not True"),
+    ({"stop": 5}, TypeError, "stop= must be a function (True: stop) or None, not 5"),
+    ({"benchmarks": "rm-bench"}, TypeError, "benchmarks takes a sequence of names, not one: benchmarks=['rm-bench']"),
+    ({"benchmarks": ["rm-bnech"]}, rmb.ConfigError, "unknown benchmark 'rm-bnech'"),
+]
+
+
+@pytest.mark.parametrize(("keys", "kind", "said"), WATCH_WRONG, ids=[str(w[0]) for w in WATCH_WRONG])
+def test_watch_refuses_a_wrong_argument_before_it_watches(tmp_path, keys, kind, said):
+    """Refused at the call, named, as `evaluate_suite` refuses them: not at the first checkpoint (perhaps hours
+    later), nor as Python's `'<' not supported between 'int' and 'str'`."""
+    data = require_rmbench()
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir()  # none yet
+    with pytest.raises(kind, match=re.escape(said)):
+        rmb.watch(checkpoints, BASELINE, out=tmp_path / "w", data_root=data.parent, once=True, **keys)
+    assert not (tmp_path / "w").exists()
+
+
+def test_an_empty_list_of_benchmarks_is_refused_not_read_as_every_one(tmp_path):
+    """`benchmarks=[]` (a filtered list that came out empty) names none: not read as "every benchmark" and then
+    refused for one the caller never named ("benchmark reward-bench: no data ...")."""
+    data = require_rmbench()
+    said = "benchmarks=[] names no benchmark: name one or more, or give None for every one with data"
+    with pytest.raises(rmb.ConfigError, match=re.escape(said)):
+        rmb.evaluate_suite(BASELINE, benchmarks=[], data_root=data.parent, out=tmp_path / "s", limit=3)
+    with pytest.raises(rmb.ConfigError, match=re.escape(said)):
+        rmb.watch(tmp_path, BASELINE, benchmarks=(), out=tmp_path / "w", data_root=data.parent, once=True)
+    assert not (tmp_path / "s").exists() and not (tmp_path / "w").exists()

