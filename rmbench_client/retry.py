@@ -17,6 +17,9 @@ import httpx
 from . import constants as C
 from .errors import RetryableError
 
+# the jitter's own generator: the caller's `random` stream (a seeded training script's) is not drawn from
+JITTER = random.Random()
+
 
 def should_retry(outcome: httpx.Response | BaseException) -> bool:
     """True for a response or exception that another attempt may not repeat."""
@@ -58,6 +61,6 @@ def retry_delay(
 ) -> float:
     """Seconds to wait before attempt `attempt + 1` (attempt counts from 0)."""
     if retry_after is not None:
-        return min(retry_after, C.RETRY_AFTER_MAX_S) * (1.0 + jitter * random.random())
+        return min(retry_after, C.RETRY_AFTER_MAX_S) * (1.0 + jitter * JITTER.random())
     delay = min(cap, initial * 2.0**attempt)
-    return delay * (1.0 - jitter * random.random())
+    return delay * (1.0 - jitter * JITTER.random())

@@ -179,7 +179,7 @@ def test_retry_delay_honours_retry_after_with_jitter_up_to_a_minute(monkeypatch)
     assert retry.retry_delay(5, retry_after=0.0) == 0.0
     assert retry.retry_delay(0, retry_after=45.0, jitter=0.0) == 45.0  # past the backoff cap: still honoured
     assert retry.retry_delay(0, retry_after=3600.0, jitter=0.0) == C.RETRY_AFTER_MAX_S  # at most a minute
-    monkeypatch.setattr(retry.random, "random", lambda: 1.0)
+    monkeypatch.setattr(retry.JITTER, "random", lambda: 1.0)
     assert retry.retry_delay(0, retry_after=2.0, jitter=0.25) == 2.5  # jitter only adds: never earlier than asked
     monkeypatch.undo()
     draws = {retry.retry_delay(0, retry_after=4.0) for _ in range(20)}
@@ -199,9 +199,9 @@ def test_retry_delay_exponential_capped_jittered():
 
 
 def test_retry_delay_jitter_bounds_exact(monkeypatch):
-    monkeypatch.setattr(retry.random, "random", lambda: 0.0)
+    monkeypatch.setattr(retry.JITTER, "random", lambda: 0.0)
     assert retry.retry_delay(2, initial=0.5, cap=30.0, jitter=0.25) == 2.0
-    monkeypatch.setattr(retry.random, "random", lambda: 1.0)
+    monkeypatch.setattr(retry.JITTER, "random", lambda: 1.0)
     assert retry.retry_delay(2, initial=0.5, cap=30.0, jitter=0.25) == 1.5
 
 
@@ -218,3 +218,14 @@ def test_retry_after_seconds_forms():
     assert seconds is not None and 27.0 <= seconds <= 30.5
     past = email.utils.formatdate(time.time() - 100, usegmt=True)
     assert retry.retry_after_seconds(httpx.Headers({"Retry-After": past})) == 0.0
+
+
+def test_retry_jitter_leaves_the_callers_random_stream_alone():
+    """A seeded training script draws the same numbers whether or not a run retried in between."""
+    import random
+
+    random.seed(3)
+    expected = random.random()
+    random.seed(3)
+    assert retry.retry_delay(2, retry_after=None) > 0 and retry.retry_delay(0, retry_after=1.0) >= 1.0
+    assert random.random() == expected
