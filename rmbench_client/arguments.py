@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,21 @@ def step(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"step= must be an integer or None, not {value!r}")
     return int(value)
+
+
+def paths(**values: Any) -> None:
+    """Each of `values` (by its argument's name) must be a path (a str or a Path) or None: `data=5` is the
+    caller's mistake, not a config error about a key the caller never wrote."""
+    for name, value in values.items():
+        if value is not None and not isinstance(value, str | os.PathLike):
+            raise TypeError(f"{name}= must be a path (a str or a Path) or None, not {value!r}")
+
+
+def name(**values: Any) -> None:
+    """Each of `values` (by its argument's name) must be a name (a str) or None."""
+    for key, value in values.items():
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{key}= must be a name (a str) or None, not {value!r}")
 
 
 def limit(value: Any) -> int | None:

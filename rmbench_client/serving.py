@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import arguments
 from . import constants as C
 from .api import ConfigSource, load_config
 from .config import RunConfig
@@ -72,12 +73,16 @@ def serve(
     current directory, as for `rmbench-client serve`).
 
     Raises:
-        TypeError: `roles` is one name, not a sequence of them.
+        TypeError: `roles` is one name, not a sequence of them; `timeout` is no number, a path no path.
         ConfigError: the config is invalid (`config` is a `RunConfig`, a YAML path or a mapping, as `evaluate`
-            takes), a role that is not in the config, or no role to serve.
+            takes), a role that is not in the config, no role to serve, or a `timeout` of 0 or less.
         ServerError: a server could not be started (port in use, model path missing, not healthy in `timeout`
             seconds); whatever this call started is stopped first.
     """
+    arguments.seconds(timeout=timeout)
+    arguments.paths(repo_root=repo_root, state_dir=state_dir)
+    if not timeout > 0:  # NaN too
+        raise ConfigError(f"timeout={timeout!r}: a server needs some seconds to become healthy")
     config = load_config(config)
     names = _roles(config, roles)
     own_state = state_dir is None

@@ -157,3 +157,33 @@ def test_an_empty_list_of_benchmarks_is_refused_not_read_as_every_one(tmp_path):
     with pytest.raises(rmb.ConfigError, match=re.escape(said)):
         rmb.watch(tmp_path, BASELINE, benchmarks=(), out=tmp_path / "w", data_root=data.parent, once=True)
     assert not (tmp_path / "s").exists() and not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize(
+    ("keys", "said"),
+    [
+        ({"data": 5}, "data= must be a path (a str or a Path) or None, not 5"),
+        ({"out": ["runs"]}, "out= must be a path (a str or a Path) or None, not ['runs']"),
+        ({"benchmark": 5}, "benchmark= must be a name (a str) or None, not 5"),
+    ],
+)
+def test_a_path_or_name_of_the_wrong_type_is_a_type_error_naming_it(tmp_path, keys, said):
+    with pytest.raises(TypeError, match=re.escape(said)):
+        rmb.evaluate(BASELINE, **({"out": tmp_path / "run"} | keys))
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("timeout", "error", "said"),
+    [
+        ("x", TypeError, "timeout= must be a number of seconds, not 'x'"),
+        (0, rmb.ConfigError, "timeout=0: a server needs some seconds"),
+        (float("nan"), rmb.ConfigError, "timeout=nan: a server needs some seconds"),
+    ],
+)
+def test_serve_refuses_a_timeout_that_is_no_time_before_it_starts_anything(tmp_path, timeout, error, said):
+    config = {"model": "m", "type": "reward", "roles": {"reward": {"served_model": "m", "endpoints": ["http://127.0.0.1:9"],
+              "serve": {"model": str(tmp_path / "none")}}}}  # fmt: skip
+    with pytest.raises(error, match=re.escape(said)), rmb.serve(config, timeout=timeout, state_dir=tmp_path / "s"):
+        pass
+    assert not (tmp_path / "s").exists()
