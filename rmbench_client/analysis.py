@@ -51,13 +51,15 @@ def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comp
     Raises:
         TypeError: `runs` is one path, not a sequence of them.
         ConfigError: `seed` is no integer of 0 or more.
-        DataError: a path is no run, or the runs are of different benchmarks.
+        DataError: a path is no run (suite directories: the error names each benchmark's runs to compare
+            instead), or the runs are of different benchmarks.
     """
     from .comparison import compared, load_runs, notes
 
     if isinstance(runs, str | Path):
         raise TypeError(f"compare takes a sequence of runs, not one path: compare([{str(runs)!r}, ...])")
     arguments.seed(seed)
+    _not_suites([str(r) for r in runs])
     loaded = load_runs(list(runs))
     paired, why_not = compared(loaded, seed=seed)
     scores = [scores_of(run.summary) for run in loaded]
@@ -73,6 +75,20 @@ def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comp
         left_out=paired.left_out if paired else (),
         notes=tuple(api_words(note) for note in (*notes(loaded), *why_not)),  # `partial`'s words (limit=40)
     )
+
+
+def _not_suites(paths: list[str]) -> None:
+    """Suite directories (runs/<model>: a run per benchmark) are refused with the runs to compare instead, as
+    the CLI's `compare` pairs them per benchmark."""
+    from .suite import per_benchmark, suite_dirs
+
+    if (suites := suite_dirs(paths)) is None:
+        return
+    by_name = per_benchmark(suites)[1]
+    instead = next(iter(by_name.values()), None)
+    hint = f"compare one benchmark's runs, e.g. compare({instead!r})" if instead else "no benchmark scored in each"
+    names = ", ".join(by_name) or "none"
+    raise DataError(f"{', '.join(paths)}: suite directories, not runs: {hint} (benchmarks: {names})")
 
 
 __all__ = ["compare", "rescore"]

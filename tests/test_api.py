@@ -94,6 +94,18 @@ def test_compare_refuses_one_path_for_a_sequence(tmp_path):
             rmb.compare(one)
 
 
+def test_compare_of_suite_directories_names_the_runs_to_compare_instead(tmp_path):
+    data = require_rmbench()
+    suites = [tmp_path / name for name in ("a", "b")]
+    for suite in suites:
+        rmb.evaluate_suite(BASELINE, benchmarks=["rm-bench"], data_root=data.parent, out=suite, limit=3)
+    runs = [str(suite / "rm-bench") for suite in suites]
+    with pytest.raises(rmb.DataError, match=re.escape(f"suite directories, not runs: compare one benchmark's runs, "
+                                                      f"e.g. compare({runs!r}) (benchmarks: rm-bench)")):  # fmt: skip
+        rmb.compare(suites)
+    assert rmb.compare(runs).benchmark == "rm-bench"  # as the error says
+
+
 def test_the_async_form_runs_inside_an_event_loop(tmp_path):
     data = require_rmbench()
 
