@@ -57,6 +57,7 @@ class FaultProxy:
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
+        self._handlers: set[asyncio.Task[None]] = set()  # each open connection's handler
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -88,12 +89,20 @@ class FaultProxy:
         self._ready.set()
         async with server:
             await self._stop.wait()
+        # connections still open (a hang, a client that kept its connection) end here, while the loop runs: left
+        # pending, their tasks are destroyed with the closed loop and warn later, in whichever test collects them
+        for task in self._handlers:
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
         await self._client.aclose()
 
     def _429_left(self) -> bool:
         return self.injected["429"] < self.faults.first_429
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -114,6 +123,7 @@ class FaultProxy:
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
+            self._handlers.discard(task)
             if not writer.is_closing():
                 writer.close()
 
