@@ -169,8 +169,8 @@ def _ended(exc: BaseException, result: BenchmarkResult | SuiteResult) -> BaseExc
 
 
 def _evaluation(config: ConfigSource, overrides: Mapping[str, Any] | None, **keys: Any) -> RunConfig:
-    arguments.paths(**{k: keys[k] for k in ("data", "out") if k in keys})
-    arguments.name(**{k: keys[k] for k in ("benchmark",) if k in keys})
+    arguments.paths(data=keys.get("data"), out=keys.get("out"))
+    arguments.name(benchmark=keys.get("benchmark"))
     cfg = _overridden(config, **{k: _text(v) if isinstance(v, Path) else v for k, v in keys.items()})
     return _overridden(cfg, **dict(overrides or {}))
 

@@ -76,6 +76,12 @@ def seconds(**values: Any) -> None:
             raise TypeError(f"{name}= must be a number of seconds, not {value!r}")
 
 
+def not_one_name(argument: str, value: Any) -> None:
+    """An argument that takes a sequence of names refuses one name alone, which would be read as its letters."""
+    if isinstance(value, str):
+        raise TypeError(f"{argument} takes a sequence of names, not one: {argument}=[{value!r}]")
+
+
 def benchmark_names(value: Any) -> list[str] | None:
     """The benchmarks named (None: every one), each by its registry name; one name alone is refused, not read
     as a sequence of letters; an unknown name is the registry's ConfigError."""
@@ -83,8 +89,7 @@ def benchmark_names(value: Any) -> list[str] | None:
 
     if value is None:
         return None
-    if isinstance(value, str):
-        raise TypeError(f"benchmarks takes a sequence of names, not one: benchmarks=[{value!r}]")
+    not_one_name("benchmarks", value)
     names = [registry.get(n).name for n in value]
     if not names:  # not "every one" (the suite's default), which would then refuse one never named
         raise ConfigError("benchmarks=[] names no benchmark: name one or more, or give None for every one with data")

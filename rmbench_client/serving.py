@@ -45,8 +45,7 @@ def _cluster(cfg: RunConfig, role: str) -> str:
 
 
 def _roles(cfg: RunConfig, roles: Sequence[str] | None) -> list[str]:
-    if isinstance(roles, str):  # not the roles r, e, w, a, r, d
-        raise TypeError(f"roles takes a sequence of names, not one: roles=[{roles!r}]")
+    arguments.not_one_name("roles", roles)  # not the roles r, e, w, a, r, d
     served = [str(r) for r, rc in cfg.roles.items() if rc.serve is not None]
     names = list(dict.fromkeys(roles)) if roles else served
     unknown = [r for r in names if r not in cfg.roles]

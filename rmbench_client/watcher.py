@@ -17,6 +17,7 @@ watch skips the done checkpoints. `<out>` holds the table of the checkpoints tri
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -221,20 +222,15 @@ def evaluate_checkpoint(
     """Serve one checkpoint (a baseline: nothing to serve) and run the benchmarks against it. A signal that stops
     the suite is noted in `noted`, for the watch to hand on once the checkpoint's server is stopped and its row
     written (`held_for_later`)."""
-    if cfg.type == "baseline":
-        with held_for_later(options["handle_signals"]) as caught:
-            try:
-                return evaluate_suite(cfg, out=out / ck.name, step=ck.step, **options)
-            finally:
-                noted.extend(caught)
-    served = with_checkpoint(cfg, ck.path, role=role)
-    roles = [r for r in served.roles_used() if served.roles[r].serve is not None]
-    with (
-        serve(served, roles=roles, repo_root=repo_root) as servers,
-        held_for_later(options["handle_signals"]) as caught,
-    ):
+    with contextlib.ExitStack() as stack:
+        if cfg.type != "baseline":  # a baseline: nothing to serve
+            served = with_checkpoint(cfg, ck.path, role=role)
+            roles = [r for r in served.roles_used() if served.roles[r].serve is not None]
+            cfg = stack.enter_context(serve(served, roles=roles, repo_root=repo_root)).config
+        # inside the servers' block: the caller's handlers are back before its servers stop
+        caught = stack.enter_context(held_for_later(options["handle_signals"]))
         try:
-            return evaluate_suite(servers.config, out=out / ck.name, step=ck.step, **options)
+            return evaluate_suite(cfg, out=out / ck.name, step=ck.step, **options)
         finally:
             noted.extend(caught)
 
