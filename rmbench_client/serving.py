@@ -66,7 +66,9 @@ def serve(
     timeout: float = C.SERVER_READY_TIMEOUT_S,
 ) -> Iterator[Servers]:
     """Start the servers of `config` (the roles in `roles`, default every role with a `serve` section), wait until
-    each answers `/health`, and stop them when the block ends, however it ends (an exception, Ctrl-C).
+    each answers `/health`, and stop them when the block ends, however it ends (an exception, Ctrl-C). A process
+    ended on the spot inside the block takes its local servers with it: they get SIGTERM when the thread that entered
+    the block ends (Linux's parent-death signal). Replicas on Ray are detached actors: they stay until `stop`.
 
     `repo_root` is where relative model paths and the server environment (`.venv-server`) are found (default: the
     current directory, as for `rmbench-client serve`).
@@ -96,7 +98,9 @@ def serve(
                 from .launcher import start_servers, stop_servers
 
                 stack.callback(stop_servers, states)  # also after a start that fails half way
-                for info in start_servers(config, roles=local, repo_root=repo_root, state_dir=states, timeout=timeout):
+                for info in start_servers(
+                    config, roles=local, repo_root=repo_root, state_dir=states, timeout=timeout, end_with_caller=True
+                ):  # a killed caller leaves no server behind
                     urls.setdefault(info.role, []).append(info.url)
                     pids.setdefault(info.role, []).append(info.pid)
             if remote:

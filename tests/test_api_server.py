@@ -5,7 +5,12 @@ fails."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -14,6 +19,7 @@ import yaml
 from conftest import REPO, TINY_MODELS, CpuServers, port
 from helpers_cli import cli
 from helpers_data import require_rmbench
+from helpers_ray import group_alive
 
 import rmbench_client as rmb
 
@@ -58,3 +64,41 @@ def test_serve_stops_its_servers_when_the_block_fails(tmp_path: Path) -> None:
         bad = cfg.to_data() | {"roles": {"reward": cfg.roles["reward"].to_data() | {"serve": spec | {"path": "/nope"}}}}
         with rmb.serve(rmb.load_config(bad), repo_root=REPO):
             pass
+
+
+def test_a_caller_killed_inside_the_block_takes_its_servers_with_it(tmp_path: Path) -> None:
+    """A training script ended on the spot inside `serve`'s block (SIGTERM under the system's default, as an
+    unhandled Slurm preemption): the server it started, and the server's own processes, end too; the port is free."""
+    url = f"http://127.0.0.1:{port(45)}"
+    spec = {"engine": "vllm-cpu", "path": str(TINY_MODELS / "reward"), "dtype": "float32", "max_model_len": 4096}
+    config = {"model": "tiny-reward", "roles": {"reward": {"served_model": "tiny-reward", "endpoints": [url],
+              "serve": spec}}}  # fmt: skip
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import json, sys, time\nimport rmbench_client as rmb\n"
+        f"with rmb.serve(json.loads(sys.argv[1]), repo_root={str(REPO)!r}) as servers:\n"
+        "    print(*servers.pids['reward'], flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    leader = 0
+    with subprocess.Popen(
+        [sys.executable, str(script), json.dumps(config)], stdout=subprocess.PIPE, text=True
+    ) as caller:
+        try:
+            assert caller.stdout is not None
+            (leader,) = map(int, caller.stdout.readline().split())  # healthy: serve returned it
+            group = group_alive(leader)
+            assert len(group) >= 2, group  # the server and its engine process
+            caller.send_signal(signal.SIGTERM)
+            assert caller.wait(10) == -signal.SIGTERM  # the default handler: no cleanup ran in the caller
+            deadline = time.monotonic() + 60
+            while group_alive(leader) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not group_alive(leader), f"left running: {group_alive(leader)}"
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port(45)))  # free again
+        finally:
+            caller.kill()
+            caller.wait()
+            if leader and group_alive(leader):  # failed: the rest of the suite must not meet it
+                os.killpg(leader, signal.SIGKILL)

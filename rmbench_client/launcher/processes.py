@@ -9,9 +9,9 @@ exactly those processes and nothing else. Linux only (/proc).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
-import functools
 import json
 import os
 import shlex
@@ -21,7 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -35,6 +35,7 @@ from ..errors import ServerError
 from .commands import bind_host, cpu_set, serve_spec, server_command, server_env, server_key, url_port
 from .releases import installed_release, server_venv
 
+_PR_SET_PDEATHSIG = 1  # prctl(2)
 _CHILDREN: dict[int, subprocess.Popen[bytes]] = {}  # kept so stop can reap them: no zombies, no ResourceWarning
 
 
@@ -223,16 +224,38 @@ def wait_healthy(url: str, timeout: float = C.SERVER_READY_TIMEOUT_S) -> None:
             time.sleep(C.SERVER_HEALTH_POLL_S)
 
 
+def _in_child(cores: set[int] | None, end_with_caller: bool) -> Callable[[], None] | None:
+    """What the server's process does between fork and exec: its CPU pinning (threads inherit it), and the
+    parent-death signal that ends it with the thread that started it (Linux; it survives exec)."""
+    if not cores and not end_with_caller:
+        return None
+    parent = os.getpid()
+    prctl = ctypes.CDLL(None, use_errno=True).prctl if end_with_caller else None  # loaded before the fork
+
+    def setup() -> None:
+        if cores:
+            os.sched_setaffinity(0, cores)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+            if os.getppid() != parent:  # the caller died before the signal was set: it would never come
+                os._exit(1)
+
+    return setup
+
+
 def start_servers(
     cfg: RunConfig,
     roles: Sequence[str] | None = None,
     repo_root: str | Path | None = None,
     state_dir: str | Path | None = None,
     timeout: float = C.SERVER_READY_TIMEOUT_S,
+    end_with_caller: bool = False,
 ) -> list[ServerInfo]:
     """Start every server of `roles` (default: all with a `serve` section) at once; return when all are healthy.
 
-    On any failure every process this call started is stopped before ServerError is raised.
+    On any failure every process this call started is stopped before ServerError is raised. `end_with_caller`: each
+    server gets SIGTERM when the thread that started it ends, the process killed included (`serve()`'s block;
+    `rmbench-client serve` leaves its servers running on purpose).
     """
     root = Path(repo_root or Path.cwd()).resolve()
     states = Path(state_dir) if state_dir else root / C.SERVER_STATE_DIR
@@ -252,11 +275,10 @@ def start_servers(
                     out.flush()
                     spec = serve_spec(role, role_cfg)
                     cores = cpu_set(spec.cpus[index], f"role {role}: serve.cpus") if spec.cpus else None
-                    pin = functools.partial(os.sched_setaffinity, 0, cores) if cores else None  # threads inherit it
                     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                             env=server_env(spec, index, tmpdir, key, found),
                                             cwd=root, start_new_session=True,
-                                            preexec_fn=pin)  # fmt: skip
+                                            preexec_fn=_in_child(cores, end_with_caller))  # fmt: skip
                 _CHILDREN[proc.pid] = proc
                 stat = _proc_stat(proc.pid)
                 ticks = stat[2] if stat else 0
