@@ -205,16 +205,18 @@ def test_a_signal_while_the_data_loads_goes_on_to_the_callers_handler(tmp_path, 
     system's SIGTERM default ends the process; the run directory is not touched."""
     fifo, out = tmp_path / "pairs.jsonl", tmp_path / "run"
     baseline = {"model": "baseline:random", "benchmark": "pairwise", "data": str(fifo)}
-    with loading_held(fifo) as reading:
-        proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SCRIPT), json.dumps(baseline), str(out), mode],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        try:
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SCRIPT), json.dumps(baseline), str(out), mode],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        with loading_held(fifo) as reading:
             assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
             wait_until(lambda: reading() or proc.poll() is not None)
             proc.send_signal(sig)
-            stdout, stderr = proc.communicate(timeout=60)
-        finally:
-            proc.kill()
+        # the pipe's writer closed: Python runs a signal's handler between bytecodes, so a signal that came just
+        # before the read began waits for the read to return (an end of file, here) as it would for any read
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
     assert not out.exists()
     if mode == "handler":
         assert proc.returncode == 0, stderr
