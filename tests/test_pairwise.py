@@ -11,7 +11,7 @@ import pytest
 from helpers_scoring import score
 from hub_schemas import write_parquet
 
-from rmbench_client.benchmarks.shared import pairwise
+from rmbench_client.benchmarks.kinds import pairs as pairwise
 from rmbench_client.cli import main
 from rmbench_client.config_loading import load_config
 from rmbench_client.datasets import load_dataset

@@ -38,7 +38,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "benchmark-plugin"
 DATA = EXAMPLE / "data" / "honesty-pairs.jsonl"
 NAME = "honesty-pairs"
 CATEGORIES = ["answerable", "unanswerable", "false-premise"]
-SUMMARY_KEYS = ["benchmark", "categories", "n", "macro", "ci"]  # the typed summary's fields, in their order
+SUMMARY_KEYS = ["benchmark", "subsets", "n", "accuracy", "macro_accuracy", "ci"]  # the pairs kind's summary, in order
 
 
 @pytest.fixture(scope="module")
@@ -137,16 +137,17 @@ def test_run_score_compare_and_report_as_a_built_in(site: Path, tmp_path: Path) 
     longer, rand = run(env, tmp_path / "longer"), run(env, tmp_path / "random", "baseline:random")
     wins = longer_wins()
     assert list(wins) == CATEGORIES and len(set(map(mean, wins.values()))) > 1  # the data tells categories apart
-    assert list(longer)[: len(SUMMARY_KEYS)] == SUMMARY_KEYS and "ties" not in longer  # no equal lengths: unset
-    assert longer["categories"] == {c: mean(w) for c, w in wins.items()}
+    assert list(longer)[: len(SUMMARY_KEYS)] == SUMMARY_KEYS and "style_bias" in longer  # lengths: its diagnostics
+    assert longer["subsets"] == {c: mean(w) for c, w in wins.items()}
     assert longer["n"] == {c: len(w) for c, w in wins.items()} and longer["complete"] is True
-    assert longer["macro"] == pytest.approx(mean(map(mean, wins.values())))
-    low, high = longer["ci"]["macro"]
-    assert low <= longer["macro"] <= high and low < high
+    assert longer["macro_accuracy"] == pytest.approx(mean(map(mean, wins.values())))
+    assert longer["accuracy"] == pytest.approx(mean(v for w in wins.values() for v in w))
+    low, high = longer["ci"]["macro_accuracy"]
+    assert low <= longer["macro_accuracy"] <= high and low < high
 
     proc = cli("score", "--json", str(tmp_path / "longer" / "samples.jsonl"), env=env)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout) == {k: longer[k] for k in SUMMARY_KEYS}  # re-scored: the same summary
+    assert json.loads(proc.stdout) == {k: longer[k] for k in SUMMARY_KEYS}  # re-scored (no lengths): the same
     table = cli("score", str(tmp_path / "longer" / "samples.jsonl"), env=env).stdout
     assert all(name in table for name in [*CATEGORIES, "macro average", "accuracy"])
 
@@ -154,17 +155,17 @@ def test_run_score_compare_and_report_as_a_built_in(site: Path, tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     assert f"{NAME} (percent)" in proc.stdout and "differences against baseline:longer" in proc.stdout
     compared = {line.split()[1] for line in proc.stdout.splitlines() if "p=" in line or "p<" in line}
-    assert compared == {*CATEGORIES, "macro"}  # each headline number tested
+    assert compared == {*CATEGORIES, "accuracy", "macro"}  # each headline number tested
 
     proc = cli("report", str(tmp_path / "longer"), str(tmp_path / "random"), "--out", str(tmp_path / "p.html"), env=env)
     assert proc.returncode == 0, proc.stderr
     page = page_data(tmp_path / "p.html")
     assert (page["benchmark"], page["group_field"]) == (NAME, "category")
     rows = page["runs"][0]["rows"]
-    assert [r["name"] for r in rows] == [*CATEGORIES, "macro average"]
-    assert rows[-1]["values"] == [[longer["macro"], *longer["ci"]["macro"]]]
+    assert [r["name"] for r in rows] == [*sorted(CATEGORIES), "accuracy", "macro average"]  # by name
+    assert rows[-1]["values"] == [[longer["macro_accuracy"], *longer["ci"]["macro_accuracy"]]]
     diff = page["comparison"]["differences"]["differences"][0]["macro"]["diff"]
-    assert diff == pytest.approx(rand["macro"] - longer["macro"])
+    assert diff == pytest.approx(rand["macro_accuracy"] - longer["macro_accuracy"])
 
 
 def test_the_suite_runs_it_from_a_data_root(site: Path, tmp_path: Path) -> None:
@@ -175,8 +176,9 @@ def test_the_suite_runs_it_from_a_data_root(site: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = json.loads(proc.stdout)["results"]
     summary = json.loads((tmp_path / "s" / NAME / "summary.json").read_text())
-    assert results[NAME] | {"run_dir": ""} == {"status": "complete", "headline": "macro", "value": summary["macro"],
-                                               "ci": summary["ci"]["macro"], "run_dir": ""}  # fmt: skip
+    assert results[NAME] | {"run_dir": ""} == {"status": "complete", "headline": "macro",
+                                               "value": summary["macro_accuracy"],
+                                               "ci": summary["ci"]["macro_accuracy"], "run_dir": ""}  # fmt: skip
     assert results["pairwise"]["status"] == "missing"  # the built-ins without data
 
 
@@ -185,16 +187,16 @@ def test_the_python_api_returns_its_typed_result(site: Path, on_path: Callable[.
     result = rmbench_client.evaluate({"model": "baseline:longer"}, benchmark=NAME, data=DATA, out=tmp_path / "run")
     wins = longer_wins()
     assert (result.benchmark, result.complete, result.headline_name) == (NAME, True, "macro")
-    macro = result.summary["ci"]["macro"]
-    assert result.headline == rmbench_client.Estimate(result.summary["macro"], *macro)
+    macro = result.summary["ci"]["macro_accuracy"]
+    assert result.headline == rmbench_client.Estimate(result.summary["macro_accuracy"], *macro)
     assert result.headline.value == pytest.approx(mean(map(mean, wins.values())))
-    assert [g.name for g in result.groups] == [*CATEGORIES, "macro average"]
+    assert [g.name for g in result.groups] == [*sorted(CATEGORIES), "accuracy", "macro average"]
     assert result.groups[0].numbers["accuracy"].value == mean(wins["answerable"])
     bench = registry.get(NAME)
     typed = bench.read_summary(result.summary)
-    assert isinstance(typed, Summary) and type(typed).__name__ == "HonestySummary"
-    assert typed.macro == result.headline.value
-    assert bench.summary_json(typed) == {k: result.summary[k] for k in SUMMARY_KEYS}
+    assert isinstance(typed, Summary) and type(typed).__name__ == "PairSummary"  # the pairs kind's
+    assert typed.macro_accuracy == result.headline.value and typed.benchmark == NAME
+    assert bench.summary_json(typed) == {k: result.summary[k] for k in [*SUMMARY_KEYS, "style_bias"]}
 
 
 @pytest.mark.parametrize(
@@ -219,17 +221,20 @@ def test_a_bad_record_is_one_error_naming_the_file_and_record(
     assert str(err.value).startswith(f"{bad}: {error}"), err.value
 
 
-def test_ties_are_written_only_when_some_and_read_back_typed(site: Path, on_path: Callable[..., None]) -> None:
+def test_the_kind_scores_it_in_its_name_and_reads_it_back_typed(site: Path, on_path: Callable[..., None]) -> None:
     on_path(site)
     bench = registry.get(NAME)
     tied = [PromptScores("a", "answerable", (1.0,), (1.0,)), PromptScores("b", "unanswerable", (2.0,), (1.0,))]
     summary = bench.score(tied, samples=50)
     raw = bench.summary_json(summary)
-    assert list(raw) == [*SUMMARY_KEYS, "ties"] and raw["ties"] == 1  # last, as the Struct declares it
-    assert raw["categories"] == {"answerable": 0.0, "unanswerable": 1.0}  # a tie is wrong
+    assert list(raw) == SUMMARY_KEYS and raw["benchmark"] == NAME  # no lengths: no style-bias block
+    assert raw["subsets"] == {"answerable": 0.0, "unanswerable": 1.0}  # a tie is wrong
     assert bench.read_summary(json.loads(json.dumps(raw))) == summary  # through JSON and back: the same summary
-    untied = bench.summary_json(bench.score(tied[1:], samples=50))
-    assert "ties" not in untied and bench.read_summary(untied).ties is msgspec.UNSET
+    assert bench.read_summary(raw).style_bias is msgspec.UNSET
+    line = bench.sample_line(load_dataset(NAME, DATA).examples[0], tied[1])  # the kind's line, in the plug-in's words
+    assert line == {"benchmark": NAME, "id": "answerable-1", "category": "answerable", "score_chosen": 2.0,
+                    "score_rejected": 1.0}  # fmt: skip
+    assert bench.read_record(line, "line 1", 0, None) == PromptScores("answerable-1", "answerable", (2.0,), (1.0,))
 
 
 # --- the registry's edges ----------------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ reports asks these functions and never which benchmark it is.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, NotRequired, Protocol, TypedDict, TypeVar, cast
 
 import msgspec
 
@@ -44,6 +45,7 @@ class Summary(msgspec.Struct, kw_only=True):
 
 
 S = TypeVar("S")  # a benchmark's summary: its `Summary` subclass (or a plain dict)
+S_in = TypeVar("S_in", contravariant=True)  # the summary a `Shows` draws
 
 
 class Row(TypedDict):
@@ -87,10 +89,109 @@ def _no_files(out: Path, meta: RunMeta, summary: Any, examples: Mapping[str, Exa
     return []
 
 
+class Numbers(Protocol[S]):
+    """How a benchmark's numbers are computed and named: its `scoring.py` module (or any object with these names).
+    `score` is pure: per-prompt scores -> the summary (`records, seed=, samples=, lengths=[, threshold=]`)."""
+
+    @property
+    def SUMMARY(self) -> type[S]: ...  # noqa: N802 (a module's constant: the summary class `score` returns)
+
+    @property
+    def score(self) -> Callable[..., S]: ...
+
+    def headline(self, summary: S, /) -> list[tuple[str, float | None]]: ...  # compare's columns; the last leads
+
+    def headline_intervals(self, summary: S, /) -> dict[str, Interval]: ...  # their 95% intervals, by name
+
+    def scored_groups(self, summary: S, /) -> list[str]: ...
+
+    # compare's significance: per-prompt values (n, k) and the headline numbers from their group means and sizes,
+    # exactly as `score` aggregates them; None where a headline number is no function of group means
+    @property
+    def prompt_values(self) -> Callable[..., np.ndarray] | None: ...
+
+    @property
+    def headline_numbers(
+        self,
+    ) -> Callable[[Mapping[str, np.ndarray], Mapping[str, int]], dict[str, np.ndarray]] | None: ...
+
+
+class Shows(Protocol[S_in]):
+    """How a summary is shown: its `table.py` module. `rows` feed the report page and the API's groups; `table` is
+    the terminal's (`shared.tables.rows_table` draws it from the rows)."""
+
+    def rows(self, summary: S_in, /) -> tuple[list[str], list[Row]]: ...
+
+    def table(self, summary: S_in, title: str, /) -> Table: ...
+
+
+class Lines(Protocol):
+    """A prompt's line of samples.jsonl and its reader (`score`): its `files.py` module. `read` returns None for a
+    record that is not the benchmark's own."""
+
+    def line(self, example: Example, scores: PromptScores, /) -> dict[str, Any]: ...
+
+    def read(self, rec: dict[str, Any], where: str, index: int, domain: str | None, /) -> PromptScores | None: ...
+
+
 @dataclass(frozen=True)
+class Kind:
+    """A family of benchmarks (`benchmarks/kinds/`): pairs, best-of-N lists, per-step labels. A benchmark of a kind
+    gets from it what the kind implies (how its numbers are computed and shown, its per-sample line and reader) and
+    declares only what it decides; a kind's `score` is told the benchmark's name (`benchmark=`)."""
+
+    name: str
+    numbers: Numbers[Any] | None  # None: each benchmark of the kind computes its own
+    shows: Shows[Any] | None
+    lines: Callable[[str, str], Lines]  # (the benchmark's name, its group field) -> its line and reader
+    chosen_vs_rejected: bool = True  # every chosen response is compared with every rejected one
+    process: bool = False  # one solution's steps per example, scored by a process model kind
+
+
+def _given(*args: Any, **kwargs: Any) -> Any:
+    """Stands for a part the benchmark's kind (or its `numbers`, `shows`, `lines`) gives: replaced at construction."""
+    raise AssertionError("a Benchmark part left unset")  # pragma: no cover (construction refuses one left unset)
+
+
+def _numbers(numbers: Numbers[Any]) -> dict[str, Any]:
+    return {
+        "score": numbers.score,
+        "summary_type": numbers.SUMMARY,
+        "headline": numbers.headline,
+        "headline_intervals": numbers.headline_intervals,
+        "scored_groups": numbers.scored_groups,
+        "prompt_values": numbers.prompt_values,
+        "headline_numbers": numbers.headline_numbers,
+    }
+
+
+def _shows(shows: Shows[Any]) -> dict[str, Any]:
+    return {"summary_rows": shows.rows, "table": shows.table}
+
+
+def _lines(lines: Lines) -> dict[str, Any]:
+    return {"sample_line": lines.line, "read_record": lines.read}
+
+
+# the parts a benchmark must have, and those it may lack (what they are then)
+_REQUIRED = ("score", "summary_type", "sample_line", "read_record", "table", "headline", "scored_groups")
+_OPTIONAL: dict[str, Any] = {
+    "prompt_values": None,
+    "headline_numbers": None,
+    "headline_intervals": lambda s: {},
+    "summary_rows": lambda s: ([], []),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
 class Benchmark(Generic[S]):
     """One benchmark. The built-ins are in `rmbench_client.benchmarks.<name>`; a plug-in is the same object from
-    another package, through the entry-point group `rmbench_client.benchmarks` (docs/plugins.md)."""
+    another package, through the entry-point group `rmbench_client.benchmarks` (docs/plugins.md).
+
+    A benchmark declares what it decides: its name and title, its data (`files_in`, `parse_record`, `fields`), its
+    groups, its kind. Each of its parts (score ... read_record below) comes from the first of: the part given by
+    name; its `numbers`, `shows` or `lines` (a module of its folder each: scoring.py, table.py, files.py); its
+    `kind`. A required part that none of them gives is a TypeError at construction."""
 
     name: str  # what configs and flags call it: lowercase letters, digits and '-'
     title: str  # its name in prose (--help, tables)
@@ -99,14 +200,32 @@ class Benchmark(Generic[S]):
     files_in: Callable[[Path], list[Path]]  # the benchmark's data files in a directory
     # one data record (file, index) -> validated example, or None for a record the benchmark does not score
     parse_record: Callable[[Any, Path, int], Example | None]
-    score: Callable[..., S]  # (records, seed=, samples=, lengths=[, threshold=]) -> summary; pure
-    summary_type: type[S]  # what `score` returns: its Summary subclass, read back from summary.json as such
-    sample_line: Callable[[Example, PromptScores], dict[str, Any]]  # one line of samples.jsonl
+    # where the parts come from when not given one by one (init-only: not kept on the object)
+    kind: InitVar[Kind | None] = None
+    numbers: InitVar[Numbers[S] | None] = None
+    shows: InitVar[Shows[S] | None] = None
+    lines: InitVar[Lines | None] = None
+    # --- its parts -------------------------------------------------------------------------------------------------
+    score: Callable[..., S] = _given  # (records, seed=, samples=, lengths=[, threshold=]) -> summary; pure
+    summary_type: type[S] = field(default=cast(Any, _given))  # what `score` returns; summary.json is read back as it
+    sample_line: Callable[[Example, PromptScores], dict[str, Any]] = _given  # one line of samples.jsonl
     # one record of a score file -> its scores, None when the record is in none of this benchmark's layouts
-    read_record: Callable[[dict[str, Any], str, int, str | None], PromptScores | None]
-    table: Callable[[S, str], Table]  # the summary as a terminal table (rich: imported where a table is drawn)
-    headline: Callable[[S], list[tuple[str, float | None]]]  # compare's columns, (name, fraction); the last leads
-    scored_groups: Callable[[S], list[str]]  # the groups a summary scored
+    read_record: Callable[[dict[str, Any], str, int, str | None], PromptScores | None] = _given
+    table: Callable[[S, str], Table] = _given  # the summary as a terminal table (rich: imported where drawn)
+    headline: Callable[[S], list[tuple[str, float | None]]] = (
+        _given  # compare's columns, (name, fraction); the last leads
+    )
+    scored_groups: Callable[[S], list[str]] = _given  # the groups a summary scored
+    # compare's significance: per-prompt values (n, k) whose group means (and the groups' sizes) `headline_numbers`
+    # turns into the headline numbers (compare's columns, plus any finer ones) exactly as `score` aggregates them;
+    # None where a headline number is no function of group means (RewardBench 2's Ties): no significance test
+    prompt_values: Callable[..., np.ndarray] | None = _given  # (records[, threshold=] for a process benchmark)
+    headline_numbers: Callable[[Mapping[str, np.ndarray], Mapping[str, int]], dict[str, np.ndarray]] | None = _given
+    # the summary's 95% intervals of the headline numbers (compare's chart, the report page); default: none
+    headline_intervals: Callable[[S], dict[str, Interval]] = _given
+    # the report page: the summary as rows (default: none)
+    summary_rows: Callable[[S], tuple[list[str], list[Row]]] = _given
+    # --- its facts -------------------------------------------------------------------------------------------------
     hub: tuple[HubSource, ...] = ()  # every part downloaded by `data fetch`; () when the data is the user's own
     expected_groups: tuple[str, ...] = ()  # groups a complete run scores (a missing one makes the run partial)
     # the benchmark's own result files: (run directory, run, summary, examples by id, scores) -> the files written
@@ -115,22 +234,14 @@ class Benchmark(Generic[S]):
     judge_mode: JudgeMode = "pairwise"  # how a generative judge scores a prompt
     # a results file's object (subset scores, e.g. eval-set/<model>.json) -> its summary; None: not this benchmark's
     results_summary: Callable[[dict[str, Any], str], S | None] | None = None
-    # compare's significance: per-prompt values (n, k) whose group means (and the groups' sizes) `headline_numbers`
-    # turns into the headline numbers (compare's columns, plus any finer ones) exactly as `score` aggregates them;
-    # None where a headline number is no function of group means (RewardBench 2's Ties): no significance test
-    prompt_values: Callable[..., np.ndarray] | None = None  # (records[, threshold=] for a process benchmark)
-    headline_numbers: Callable[[Mapping[str, np.ndarray], Mapping[str, int]], dict[str, np.ndarray]] | None = None
-    # the summary's 95% intervals of the headline numbers (compare's chart, the report page)
-    headline_intervals: Callable[[S], dict[str, Interval]] = field(default=lambda s: {})
     chart_columns: tuple[str, ...] = ()  # compare's chart: these headline columns (): every one
-    # the report page: the summary as rows, names of a side's responses (RM-Bench styles; empty for one pair) and
-    # the 3x3 matrices drawn as heatmaps (group -> {"matrix", "n"})
-    summary_rows: Callable[[S], tuple[list[str], list[Row]]] = field(default=lambda s: ([], []))
+    # the report page: names of a side's responses (RM-Bench styles; empty for one pair) and the 3x3 matrices drawn
+    # as heatmaps (group -> {"matrix", "n"})
     response_labels: tuple[str, ...] = ()
     subgroup_field: str = ""  # what an Example's subgroup is: "subdomain" | "section"; "" when it has none
     matrices: Callable[[S], dict[str, dict[str, Any]]] = field(default=lambda s: {})
-    # every chosen response is compared with every rejected one (what the report page lists); not RewardBench 2,
-    # which ranks one correct answer among several
+    # every chosen response is compared with every rejected one (what the report page lists); not a best-of-N
+    # list, which ranks one correct answer among several. A kind sets it (and `process`) for its benchmarks
     chosen_vs_rejected: bool = True
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
@@ -144,6 +255,30 @@ class Benchmark(Generic[S]):
     # kind (model_kinds.base.ModelKind.process) into PromptScores.steps, and judged at a threshold by `step_rule`
     process: bool = False
     step_rule: StepRule = "above"
+
+    def __post_init__(
+        self, kind: Kind | None, numbers: Numbers[S] | None, shows: Shows[S] | None, lines: Lines | None
+    ) -> None:
+        parts: dict[str, Any] = {}
+        if kind is not None:
+            object.__setattr__(self, "chosen_vs_rejected", kind.chosen_vs_rejected)
+            object.__setattr__(self, "process", kind.process)
+            if kind.numbers is not None:  # its score told the benchmark's name
+                parts |= _numbers(kind.numbers) | {"score": functools.partial(kind.numbers.score, benchmark=self.name)}
+            parts |= (_shows(kind.shows) if kind.shows is not None else {}) | _lines(
+                kind.lines(self.name, self.group_field)
+            )
+        parts |= (
+            (_numbers(numbers) if numbers else {}) | (_shows(shows) if shows else {}) | (_lines(lines) if lines else {})
+        )
+        for name in (*_REQUIRED, *_OPTIONAL):
+            if getattr(self, name) is _given:
+                object.__setattr__(self, name, parts.get(name, _OPTIONAL.get(name, _given)))
+        missing = [name for name in _REQUIRED if getattr(self, name) is _given]
+        if missing:
+            raise TypeError(
+                f"benchmark {self.name!r}: no {', '.join(missing)} (give them, or a kind that implies them)"
+            )
 
     def summary_json(self, summary: S) -> dict[str, Any]:
         """The summary as its JSON object (the numbers `summary.json` begins with)."""

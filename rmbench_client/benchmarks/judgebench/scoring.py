@@ -12,17 +12,8 @@ Intervals: bootstrap over pairs within categories, as for every one-pair benchma
 
 from __future__ import annotations
 
-import msgspec
-
-from ..shared import pairwise
-from ..shared.pairwise import PairSummary
+from ..kinds.pairs import PairSummary
 from ..shared.tables import known
-from ..spec import Lengths, Records, Samples
-
-
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> PairSummary:
-    """Summary: per-category accuracy with n, the overall (pair-weighted) and macro accuracy, 95% intervals."""
-    return msgspec.structs.replace(pairwise.score(records, seed, samples, lengths), benchmark="judgebench")
 
 
 def headline(summary: PairSummary) -> list[tuple[str, float | None]]:

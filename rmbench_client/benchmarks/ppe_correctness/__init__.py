@@ -3,6 +3,7 @@ their own checks; a reward model's accuracy on the sampled conflict pairs, and i
 
 from __future__ import annotations
 
+from ..kinds import PAIRS
 from ..spec import Benchmark, HubSource
 from . import data, files, scoring, table
 from .constants import HUB_REPOS, HUB_SPLIT, SETS
@@ -11,6 +12,7 @@ from .summary import CorrectnessSummary
 BENCHMARK: Benchmark[CorrectnessSummary] = Benchmark(
     name="ppe-correctness",
     title="PPE Correctness",
+    kind=PAIRS,  # a correct answer against a wrong one, in the sampled conflict pairs of each row
     layout=f"one folder per PPE Best-of-K set ({', '.join(SETS)}), each its parquet files",
     group_field="set",
     files_in=data.files_in,
@@ -18,15 +20,7 @@ BENCHMARK: Benchmark[CorrectnessSummary] = Benchmark(
     fields=("question_id", "model_name", "prompt", "scores", "sampled_conflict_pairs"),
     hub=tuple(HubSource(repo, (f"data/{HUB_SPLIT}-*.parquet",), folder=name) for name, repo in HUB_REPOS.items()),
     expected_groups=SETS,
-    score=scoring.score,
-    summary_type=CorrectnessSummary,
-    sample_line=files.line,
-    read_record=files.read,
-    table=table.correctness_table,
-    headline=scoring.headline,
-    headline_intervals=scoring.headline_intervals,
-    prompt_values=scoring.prompt_values,
-    headline_numbers=scoring.headline_numbers,
-    scored_groups=scoring.scored_groups,
-    summary_rows=table.correctness_rows,
+    numbers=scoring,
+    shows=table,
+    lines=files,
 )

@@ -36,6 +36,8 @@ from ..spec import Interval, Lengths, Records, Samples
 from .constants import SETS
 from .summary import BestOfK, CorrectnessIntervals, CorrectnessSummary
 
+SUMMARY = CorrectnessSummary  # what `score` returns
+
 
 def best_of_k_curve(rewards: np.ndarray, correct: np.ndarray) -> np.ndarray:
     """E[correctness of the top-reward answer among K drawn without replacement], K = 1..n, exactly: the top of

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` nev
     from rich.table import Table
 
 
-def correctness_rows(summary: CorrectnessSummary) -> tuple[list[str], list[Row]]:
+def rows(summary: CorrectnessSummary) -> tuple[list[str], list[Row]]:
     """Accuracy over the sampled conflict pairs per set (n: rows), then the mean over the sets."""
     ci = None if isinstance(summary.ci, UnsetType) else summary.ci
     rows = group_rows(summary.sets, ci.sets if ci else {}, summary.n)
@@ -25,25 +25,25 @@ def correctness_rows(summary: CorrectnessSummary) -> tuple[list[str], list[Row]]
     return with_accuracy(rows, accuracy, ci.accuracy if ci else None, None)
 
 
-def correctness_table(summary: CorrectnessSummary, title: str) -> Table:
+def table(summary: CorrectnessSummary, title: str) -> Table:
     """The sets' accuracies (and pairs), with the best-of-K curve's shown points where rewards give one."""
     from rich.table import Table
 
     bok = {} if isinstance(summary.best_of_k, UnsetType) else summary.best_of_k
     shown = [k for k in BEST_OF_K_SHOWN if any(len(b.curve) >= k for b in bok.values())]
-    table = Table(title=title, caption="best-of-K: correctness of the top-reward answer of K" if bok else None)
+    drawn = Table(title=title, caption="best-of-K: correctness of the top-reward answer of K" if bok else None)
     for name, justify in (("set", "left"), ("accuracy", "right"), ("pairs", "right"), ("rows", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        drawn.add_column(name, justify=justify)  # type: ignore[arg-type]
     for k in shown:
-        table.add_column(f"bo{k}", justify="right")
+        drawn.add_column(f"bo{k}", justify="right")
     ci = None if isinstance(summary.ci, UnsetType) else summary.ci
     for name, value in summary.sets.items():
         curve = bok[name].curve if name in bok else []
         points = [percent(curve[k - 1]) if k <= len(curve) else "" for k in shown]
-        pairs, rows = summary.pairs.get(name, ""), summary.n.get(name, "")
-        table.add_row(name, percent(value, ci.sets.get(name) if ci else None), str(pairs), str(rows), *points)
-    table.add_section()
+        pairs, records = summary.pairs.get(name, ""), summary.n.get(name, "")
+        drawn.add_row(name, percent(value, ci.sets.get(name) if ci else None), str(pairs), str(records), *points)
+    drawn.add_section()
     mean = None if isinstance(summary.accuracy, UnsetType) else summary.accuracy
     accuracy = percent(mean, ci.accuracy if ci else None)
-    table.add_row("[bold]accuracy[/bold]", accuracy, "", "", *[""] * len(shown))
-    return table
+    drawn.add_row("[bold]accuracy[/bold]", accuracy, "", "", *[""] * len(shown))
+    return drawn

@@ -33,6 +33,8 @@ from ..spec import Interval, Lengths, Records, Samples
 from .constants import CATEGORIES
 from .summary import PreferenceIntervals, PreferenceSummary
 
+SUMMARY = PreferenceSummary  # what `score` returns
+
 
 def tags(group: str) -> set[str]:
     """A group's language bucket and flags: 'english/hard_prompt+is_code' -> {english, hard_prompt, is_code}."""

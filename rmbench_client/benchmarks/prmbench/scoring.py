@@ -41,6 +41,8 @@ from ..spec import Interval, Lengths, Records, Samples
 from .constants import CLASSES, CORRECT_ONLY, GROUPS
 from .summary import ClassDetail, Counts, Cut, Intervals, PRMBenchSummary
 
+SUMMARY = PRMBenchSummary  # what `score` returns
+
 GROUPS = GROUPS
 COUNTS = ("TP", "FP", "TN", "FN")
 

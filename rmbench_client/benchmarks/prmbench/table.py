@@ -3,21 +3,16 @@ group and overall; percent, with 95% intervals where the summary has them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
 
 from ..shared.steps import caption, f1_cell
-from ..shared.tables import cell_of, rich_table
+from ..shared.tables import cell_of, rows_table
 from ..spec import Row
 from .constants import GROUPS
 from .summary import PRMBenchSummary
 
-if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
-    from rich.table import Table
 
-
-def prmbench_rows(summary: PRMBenchSummary) -> tuple[list[str], list[Row]]:
+def rows(summary: PRMBenchSummary) -> tuple[list[str], list[Row]]:
     """PRMScore, F1 on correct steps, F1 on erroneous steps; a row per error class, per group, then overall."""
     ci = summary.ci
     undefined = {} if summary.undefined is msgspec.UNSET else summary.undefined
@@ -44,8 +39,10 @@ def prmbench_rows(summary: PRMBenchSummary) -> tuple[list[str], list[Row]]:
     return ["PRMScore", "F1 correct", "F1 erroneous"], rows
 
 
-def prmbench_table(summary: PRMBenchSummary, title: str) -> Table:
-    table = rich_table(*prmbench_rows(summary), title, "error class / group")
+def what_was_cut(summary: PRMBenchSummary) -> str:
+    """The threshold, and the solutions and steps cut at the length limit where there are any."""
     cut = summary.cut
-    table.caption = caption(summary.threshold, None if cut is msgspec.UNSET else (cut.solutions, cut.steps))
-    return table
+    return caption(summary.threshold, None if cut is msgspec.UNSET else (cut.solutions, cut.steps))
+
+
+table = rows_table(rows, "error class / group", what_was_cut)

@@ -3,6 +3,7 @@ a model is right when it finds that step (or none), F1 of the two accuracies per
 
 from __future__ import annotations
 
+from ..kinds import STEPS
 from ..spec import Benchmark, HubSource
 from . import data, files, scoring, table
 from .constants import HUB_REPO, SPLITS
@@ -11,6 +12,7 @@ from .summary import ProcessBenchSummary
 BENCHMARK: Benchmark[ProcessBenchSummary] = Benchmark(
     name="processbench",
     title="ProcessBench",
+    kind=STEPS,
     layout=f"ProcessBench's split files ({', '.join(SPLITS)}; JSON or parquet): a directory",
     group_field="split",
     files_in=data.files_in,
@@ -18,18 +20,8 @@ BENCHMARK: Benchmark[ProcessBenchSummary] = Benchmark(
     fields=data.REQUIRED,
     hub=(HubSource(HUB_REPO, tuple(f"{split}.json" for split in SPLITS)),),
     expected_groups=SPLITS,
-    score=scoring.score,
-    summary_type=ProcessBenchSummary,
-    sample_line=files.line,
-    read_record=files.read,
-    table=table.processbench_table,
-    headline=scoring.headline,
-    headline_intervals=scoring.headline_intervals,
-    prompt_values=scoring.prompt_values,
-    headline_numbers=scoring.headline_numbers,
-    scored_groups=scoring.scored_groups,
-    summary_rows=table.processbench_rows,
-    chosen_vs_rejected=False,
-    process=True,
+    numbers=scoring,
+    shows=table,
+    lines=files,  # its own line: ProcessBench's label (the first wrong step) in place of the step labels
     step_rule="not below",
 )

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ... import constants as C
+from ...constants import PRM_THRESHOLD
 from ...errors import DataError
 from ...examples import PromptScores
 from ..shared import steps as S
@@ -33,11 +33,13 @@ from ..spec import Interval, Lengths, Records, Samples
 from .constants import SPLITS
 from .summary import Intervals, ProcessBenchSummary, SplitDetail, Undecided
 
+SUMMARY = ProcessBenchSummary  # what `score` returns
+
 SPLITS = SPLITS
 VALUES = ("erroneous", "erroneous_matched", "correct", "correct_matched")
 
 
-def predictions(records: Sequence[PromptScores], threshold: float = C.PRM_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
+def predictions(records: Sequence[PromptScores], threshold: float = PRM_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
     """Per solution: its label (earliest wrong step, -1 none) and prediction (first step below the threshold,
     -1 none, -2 undecided: the scores stop before a decision)."""
     flat = S.flatten(records)
@@ -60,7 +62,7 @@ def predictions(records: Sequence[PromptScores], threshold: float = C.PRM_THRESH
     return label, np.where(undecided, -2, predicted)
 
 
-def prompt_values(records: Sequence[PromptScores], threshold: float = C.PRM_THRESHOLD) -> np.ndarray:
+def prompt_values(records: Sequence[PromptScores], threshold: float = PRM_THRESHOLD) -> np.ndarray:
     """(n, 4) per solution: erroneous, matched and erroneous, correct, matched and correct (0/1 each)."""
     label, predicted = predictions(records, threshold)
     error, match = label != -1, predicted == label
@@ -112,7 +114,7 @@ def score(
     seed: int = 0,
     samples: Samples = None,
     lengths: Lengths | None = None,
-    threshold: float = C.PRM_THRESHOLD,
+    threshold: float = PRM_THRESHOLD,
 ) -> ProcessBenchSummary:
     """Summary: per split the error and correct accuracies and their F1, the average F1, 95% intervals."""
     groups = [r.group for r in records]

@@ -3,20 +3,15 @@ solutions and F1 per split, then the average F1."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
 
 from ..shared.steps import caption, defined, known
-from ..shared.tables import cell_of, rich_table
+from ..shared.tables import cell_of, rows_table
 from ..spec import Row
 from .summary import ProcessBenchSummary
 
-if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
-    from rich.table import Table
 
-
-def processbench_rows(summary: ProcessBenchSummary) -> tuple[list[str], list[Row]]:
+def rows(summary: ProcessBenchSummary) -> tuple[list[str], list[Row]]:
     """Accuracy on erroneous and on correct solutions and their F1; a row per split, then the average F1."""
     ci = defined(summary.ci.splits)
     undefined = {} if summary.undefined is msgspec.UNSET else summary.undefined
@@ -37,8 +32,10 @@ def processbench_rows(summary: ProcessBenchSummary) -> tuple[list[str], list[Row
     return ["error acc", "correct acc", "F1"], [*rows, total]
 
 
-def processbench_table(summary: ProcessBenchSummary, title: str) -> Table:
-    table = rich_table(*processbench_rows(summary), title, "split")
-    undecided = summary.undecided
-    table.caption = caption(summary.threshold, undecided=None if undecided is msgspec.UNSET else undecided.solutions)
-    return table
+def undecided(summary: ProcessBenchSummary) -> str:
+    """The threshold, and the solutions no step of which could be judged where there are any."""
+    left = summary.undecided
+    return caption(summary.threshold, undecided=None if left is msgspec.UNSET else left.solutions)
+
+
+table = rows_table(rows, "split", undecided)

@@ -3,7 +3,7 @@ weighted sections (Chat, Chat Hard, Safety, Reasoning) and the prior sets, score
 
 from __future__ import annotations
 
-from ..shared import pairwise
+from ..kinds import PAIRS
 from ..shared.eval_sets import RESULTS_DIR, SCORES_DIR
 from ..spec import Benchmark, HubSource
 from . import data, files, scoring, table
@@ -21,6 +21,7 @@ from .summary import RewardBenchSummary
 BENCHMARK: Benchmark[RewardBenchSummary] = Benchmark(
     name="reward-bench",
     title="RewardBench",
+    kind=PAIRS,  # its numbers weigh the subsets into four sections (and the prior sets)
     layout="RewardBench's filtered split and the prior sets (parquet, JSON or JSONL): a directory or a file",
     group_field="subset",
     subgroup_field="section",
@@ -29,18 +30,10 @@ BENCHMARK: Benchmark[RewardBenchSummary] = Benchmark(
     fields=("id", "prompt", "chosen", "rejected", "subset"),
     hub=(HubSource.parquet(HUB_REPO, HUB_SPLIT), HubSource.parquet(PRIOR_HUB_REPO, *PRIOR_SUBSETS)),
     expected_groups=tuple(s for subsets in SECTIONS.values() for s in subsets),
-    score=scoring.score,
-    summary_type=RewardBenchSummary,
-    sample_line=pairwise.line,
-    read_record=files.read,
+    numbers=scoring,
+    shows=table,
+    lines=files,
     results_summary=files.results_summary,
-    table=table.rewardbench_table,
-    headline=scoring.headline,
-    headline_intervals=scoring.headline_intervals,
-    prompt_values=scoring.prompt_values,
-    headline_numbers=scoring.headline_numbers,
-    scored_groups=scoring.scored_groups,
-    summary_rows=table.rewardbench_rows,
     write_files=files.write_run_files,
     own_outputs=(RESULTS_DIR, SCORES_DIR, PRIOR_RESULTS_DIR, PRIOR_SCORES_DIR),
 )

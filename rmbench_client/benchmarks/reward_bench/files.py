@@ -19,9 +19,10 @@ from typing import Any
 
 from ...errors import DataError
 from ...examples import Example, PromptScores
+from ..kinds.pairs import is_pair, pair_scores
+from ..kinds.pairs import line as line  # RewardBench's own line: the pairs kind's
 from ..shared.eval_sets import RESULTS_DIR, SCORES_DIR, json_id, model_type, write_eval_set
 from ..shared.lines import floats
-from ..shared.pairwise import is_pair, pair_scores
 from ..spec import Records, RunMeta
 from .constants import PRIOR_RESULTS_DIR, PRIOR_SCORES_DIR
 from .data import KNOWN_SUBSETS, PRIOR_SPLITS

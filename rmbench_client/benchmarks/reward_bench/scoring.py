@@ -25,6 +25,8 @@ from ..spec import Interval, Lengths, Records, Samples
 from .constants import PRIOR_SECTION, PRIOR_SUBSETS, PRIOR_WEIGHT, SECTIONS, WEIGHTS
 from .summary import RewardBenchIntervals, RewardBenchSummary
 
+SUMMARY = RewardBenchSummary  # what `score` returns
+
 
 def sections(acc: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Section scores from subset accuracies (arrays, so replicates go through the same code)."""

@@ -3,17 +3,12 @@ score."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..shared.tables import cell_of, known, rich_table
+from ..shared.tables import cell_of, known, rows_table
 from ..spec import Row
 from .summary import RewardBenchSummary
 
-if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
-    from rich.table import Table
 
-
-def rewardbench_rows(summary: RewardBenchSummary) -> tuple[list[str], list[Row]]:
+def rows(summary: RewardBenchSummary) -> tuple[list[str], list[Row]]:
     """One column, accuracy; a row per subset, per section, then the score."""
     ci = known(summary.ci)
     n = known(summary.n) or {}
@@ -35,5 +30,4 @@ def rewardbench_rows(summary: RewardBenchSummary) -> tuple[list[str], list[Row]]
     return ["accuracy"], rows
 
 
-def rewardbench_table(summary: RewardBenchSummary, title: str) -> Table:
-    return rich_table(*rewardbench_rows(summary), title, "subset / section")
+table = rows_table(rows, "subset / section")

@@ -46,6 +46,11 @@ from ..spec import Interval, Lengths, Records, Samples
 from .constants import SUBSETS, TIES, TIES_WEIGHTS
 from .summary import Ratings, RewardBench2Intervals, RewardBench2Summary, TiesTerms
 
+SUMMARY = RewardBench2Summary  # what `score` returns
+# no significance test in compare: Ties is no function of group means
+prompt_values = None
+headline_numbers = None
+
 _W = TIES_WEIGHTS
 Stats = tuple[bool, float | None, float]  # a Ties prompt's (accurate, spread of its correct scores, gap)
 

@@ -15,18 +15,18 @@ if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` nev
     from rich.table import Table
 
 
-def rewardbench2_table(summary: RewardBench2Summary, title: str) -> Table:
+def table(summary: RewardBench2Summary, title: str) -> Table:
     """Subset scores (Ties: its composite score) and the final score, the plain mean of the subsets."""
     from rich.table import Table
 
-    table = Table(title=title)
+    drawn = Table(title=title)
     ci = None if isinstance(summary.ci, UnsetType) else summary.ci
     n = {} if isinstance(summary.n, UnsetType) else summary.n
     intervals = defined({**ci.subsets, "score": ci.score}) if ci else {}
-    subset_rows(table, summary.subsets, intervals, n)
+    subset_rows(drawn, summary.subsets, intervals, n)
     score = None if isinstance(summary.score, UnsetType) else summary.score
-    table.add_row("[bold]score[/bold]", percent(score, intervals.get("score")), "")
+    drawn.add_row("[bold]score[/bold]", percent(score, intervals.get("score")), "")
     ratings = summary.ratings
     if not isinstance(ratings, UnsetType):
-        table.caption = f"{ratings.unparsed} unparsed rating(s); {ratings.unrated_prompts} prompt(s) unrated"
-    return table
+        drawn.caption = f"{ratings.unparsed} unparsed rating(s); {ratings.unrated_prompts} prompt(s) unrated"
+    return drawn

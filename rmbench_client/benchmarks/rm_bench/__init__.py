@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ...examples import Example
+from ..kinds import PAIRS
 from ..spec import Benchmark, HubSource, Records, RunMeta
 from . import data, files, scoring, table
 from .constants import CHECKSUMS, DATA_ENV, DOMAINS, HEATMAP_FILE, HUB_REPO, RESULTS_FILE, STYLES, TOTAL_FILE
@@ -27,6 +28,7 @@ def _write_files(
 BENCHMARK: Benchmark[RMBenchSummary] = Benchmark(
     name="rm-bench",
     title="RM-Bench",
+    kind=PAIRS,  # three chosen and three rejected a prompt, every chosen against every rejected: a 3x3 matrix
     layout=f"a directory of RM-Bench's *_filtered.json domain files or its {TOTAL_FILE}",
     group_field="domain",
     subgroup_field="subdomain",
@@ -37,18 +39,10 @@ BENCHMARK: Benchmark[RMBenchSummary] = Benchmark(
     checksums=CHECKSUMS,
     data_env=DATA_ENV,
     expected_groups=DOMAINS,
-    score=scoring.score,
-    summary_type=RMBenchSummary,
-    sample_line=files.line,
-    read_record=files.read,
-    table=table.rmbench_table,
-    headline=scoring.headline,
-    headline_intervals=scoring.headline_intervals,
-    prompt_values=scoring.prompt_values,
-    headline_numbers=scoring.headline_numbers,
+    numbers=scoring,
+    shows=table,
+    lines=files,
     chart_columns=(*scoring.LEVELS, "avg"),
-    scored_groups=scoring.scored_groups,
-    summary_rows=table.rmbench_rows,
     response_labels=STYLES,
     matrices=scoring.matrices,
     write_files=_write_files,

@@ -31,6 +31,8 @@ from ..spec import Interval, Lengths, Records, Samples
 from .constants import DOMAINS, STYLES
 from .summary import Domain, LevelIntervals, Overall, RMBenchSummary
 
+SUMMARY = RMBenchSummary  # what `score` returns
+
 LEVELS = ("easy", "normal", "hard")
 _UPPER = np.triu(np.ones((3, 3), dtype=bool), k=1)
 _LOWER = _UPPER.T

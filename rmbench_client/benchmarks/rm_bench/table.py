@@ -3,18 +3,13 @@ then overall."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..shared.tables import cell_of, known, rich_table
+from ..shared.tables import cell_of, known, rows_table
 from ..spec import Row
 from .scoring import LEVELS, level_intervals, level_values
 from .summary import Domain, Overall, RMBenchSummary
 
-if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` never needs it
-    from rich.table import Table
 
-
-def rmbench_rows(summary: RMBenchSummary) -> tuple[list[str], list[Row]]:
+def rows(summary: RMBenchSummary) -> tuple[list[str], list[Row]]:
     """Columns easy / normal / hard / avg; a row per domain, then overall."""
 
     def row(name: str, d: Domain | Overall, total: bool) -> Row:
@@ -27,5 +22,4 @@ def rmbench_rows(summary: RMBenchSummary) -> tuple[list[str], list[Row]]:
     return [*LEVELS, "avg"], rows
 
 
-def rmbench_table(summary: RMBenchSummary, title: str) -> Table:
-    return rich_table(*rmbench_rows(summary), title, "domain")
+table = rows_table(rows, "domain")

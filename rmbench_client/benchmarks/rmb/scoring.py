@@ -31,6 +31,8 @@ from ..spec import Interval, Lengths, Records, Samples
 from .constants import BON, GOALS, PAIRWISE
 from .summary import RmbIntervals, RmbSummary
 
+SUMMARY = RmbSummary  # what `score` returns
+
 
 def set_name(group: str) -> str:
     """The headline set of a category_path: '<goal>-pairwise' or '<goal>-bon'."""

@@ -3,19 +3,14 @@ the four sets and overall."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from msgspec import UnsetType
 
-from ..shared.tables import cell_of, group_rows, rich_table
+from ..shared.tables import cell_of, group_rows, rows_table
 from ..spec import Row
 from .summary import RmbSummary
 
-if TYPE_CHECKING:
-    from rich.table import Table
 
-
-def rmb_rows(summary: RmbSummary) -> tuple[list[str], list[Row]]:
+def rows(summary: RmbSummary) -> tuple[list[str], list[Row]]:
     """One column, accuracy; a row per scenario, per set, then overall."""
     ci = None if isinstance(summary.ci, UnsetType) else summary.ci
     rows = group_rows(summary.scenarios, ci.scenarios if ci else {}, summary.n)
@@ -26,5 +21,4 @@ def rmb_rows(summary: RmbSummary) -> tuple[list[str], list[Row]]:
     return ["accuracy"], rows
 
 
-def rmb_table(summary: RmbSummary, title: str) -> Table:
-    return rich_table(*rmb_rows(summary), title, "scenario / set")
+table = rows_table(rows, "scenario / set")

@@ -3,7 +3,7 @@ ids, and the config's field-name mapping. Each check raises one DataError naming
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,13 @@ def ident(value: Any, where: str, key: str = "id") -> str:
     """A string or integer id, as a string."""
     if isinstance(value, bool) or not isinstance(value, str | int) or (isinstance(value, str) and not value):
         raise DataError(f"{where}: '{key}' must be a non-empty string or an integer")
+    return str(value)
+
+
+def choice(value: Any, where: str, key: str, allowed: Sequence[str]) -> str:
+    """One of `allowed` (a record's group, say), or a DataError naming them."""
+    if value not in allowed:
+        raise DataError(f"{where}: '{key}' is {value!r}, expected one of {', '.join(allowed)}")
     return str(value)
 
 

@@ -3,7 +3,7 @@ rich table that prints them, percent with one decimal and 95% intervals; the sty
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from msgspec import UnsetType
@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # rich is imported where a table is drawn: a `run --json` nev
 
 
 T = TypeVar("T")
+S = TypeVar("S")  # a summary
 
 
 def known(value: T | UnsetType) -> T | None:
@@ -54,6 +55,21 @@ def rich_table(columns: list[str], rows: list[Row], title: str, first: str) -> T
         cells = [percent(v[0], v[1:] or None) if v else "" for v in row["values"]]
         name = f"[bold]{row['name']}[/bold]" if row["total"] else row["name"]
         table.add_row(name, *cells, "" if row["n"] is None else str(row["n"]))
+    return table
+
+
+def rows_table(
+    rows: Callable[[S], tuple[list[str], list[Row]]], first: str, caption: Callable[[S], str | None] | None = None
+) -> Callable[[S, str], Table]:
+    """A summary's terminal table drawn from its rows (`rich_table`): `first` heads the rows' names; `caption`, when
+    given, says what the rows alone do not."""
+
+    def table(summary: S, title: str) -> Table:
+        drawn = rich_table(*rows(summary), title, first)
+        if caption is not None:
+            drawn.caption = caption(summary)
+        return drawn
+
     return table
 
 

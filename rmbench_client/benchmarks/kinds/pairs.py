@@ -1,5 +1,5 @@
-"""One chosen-rejected pair per prompt in named subsets (your own pairs, JudgeBench; RewardBench's line): accuracy as
-RewardBench counts a pair, the per-sample line, and the table.
+"""The pairs kind: one chosen-rejected pair per prompt in named groups (your own pairs, JudgeBench, a plug-in's;
+RewardBench's line). Accuracy as RewardBench counts a pair, the per-sample line and its reader, the table.
 
 correct_p      = [ chosen_p > rejected_p ]             strict: a tie counts as wrong (a judge: its credit)
 acc_s          = mean of correct_p over the prompts of subset s
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -21,13 +22,13 @@ from msgspec import UNSET, UnsetType
 
 from ...errors import DataError
 from ...examples import Example, PromptScores
+from ..shared import bootstrap, style_bias
+from ..shared.credits import outcomes
+from ..shared.formatting import percent
+from ..shared.lines import credit_value, floats
+from ..shared.style_bias import StyleBias
+from ..shared.tables import cell_of, known, subset_rows
 from ..spec import Interval, Lengths, Records, Row, Samples, Summary
-from . import bootstrap, style_bias
-from .credits import outcomes
-from .formatting import percent
-from .lines import credit_value, floats
-from .style_bias import StyleBias
-from .tables import cell_of, known, subset_rows
 
 if TYPE_CHECKING:  # rich is imported where a table is drawn
     from rich.table import Table
@@ -53,12 +54,22 @@ class PairSummary(Summary, kw_only=True):
     style_bias: StyleBias | UnsetType = UNSET
 
 
-def score(records: Records, seed: int = 0, samples: Samples = None, lengths: Lengths | None = None) -> PairSummary:
+SUMMARY = PairSummary
+
+
+def score(
+    records: Records,
+    seed: int = 0,
+    samples: Samples = None,
+    lengths: Lengths | None = None,
+    *,
+    benchmark: str = "pairwise",
+) -> PairSummary:
     """Summary: per-subset accuracy with n, prompt-weighted and macro accuracy, and 95% intervals for each."""
     correct, reps = bootstrap.pair_accuracies(records, seed, samples)
     n = {name: len(c) for name, c in correct.items()}
     subsets = {name: float(c.mean()) for name, c in correct.items()}
-    summary = PairSummary(benchmark="pairwise", subsets=subsets, n=n)
+    summary = PairSummary(benchmark=benchmark, subsets=subsets, n=n)
     if not correct:
         summary.accuracy = summary.macro_accuracy = math.nan
         summary.ci = PairIntervals(subsets={}, accuracy=[math.nan, math.nan])
@@ -108,9 +119,9 @@ def headline_intervals(summary: PairSummary) -> dict[str, Interval]:
 SCORE_KEYS = (("scores_chosen", "scores_rejected"), ("score_chosen", "score_rejected"))
 
 
-def line(example: Example, scores: PromptScores) -> dict[str, Any]:
-    """A one-pair prompt's line: one score a side, or the judge's credit."""
-    rec: dict[str, Any] = {"id": example.id, "subset": example.group}
+def line(example: Example, scores: PromptScores, group_field: str = "subset") -> dict[str, Any]:
+    """A one-pair prompt's line (RewardBench's own): one score a side, or the judge's credit."""
+    rec: dict[str, Any] = {"id": example.id, group_field: example.group}
     if scores.results is not None:
         rec["results"] = scores.results[0]
     else:
@@ -149,28 +160,33 @@ def is_pair(rec: dict[str, Any]) -> bool:
     return v is not None and (not isinstance(v, list) or (len(v) == 1 and not isinstance(v[0], list)))
 
 
-def named_line(example: Example, scores: PromptScores, name: str) -> dict[str, Any]:
-    """A one-pair line that names its benchmark (`name`): your own pairs, JudgeBench."""
-    return {"benchmark": name, **line(example, scores)}
+@dataclass(frozen=True)
+class Lines:
+    """A benchmark of this kind's line, naming it (`score` tells the layouts apart by it), and its reader."""
 
+    benchmark: str
+    group_field: str = "subset"
 
-def named_read(rec: dict[str, Any], where: str, index: int, domain: str | None, name: str) -> PromptScores | None:
-    """A one-pair record naming benchmark `name` (pairwise, JudgeBench), or None when the record is not one."""
-    if rec.get("benchmark") != name:
-        return None
-    pair = pair_scores(rec, where)
-    if pair is None:
-        raise DataError(f"{where}: no 'score_chosen' / 'score_rejected' and no 'results'")
-    subset = rec.get("subset")
-    if not isinstance(subset, str) or not subset:
-        raise DataError(f"{where}: 'subset' must be a non-empty string")
-    return PromptScores(str(rec.get("id", index)), subset, pair[0], pair[1], pair[2])
+    def line(self, example: Example, scores: PromptScores) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, **line(example, scores, self.group_field)}
+
+    def read(self, rec: dict[str, Any], where: str, index: int, domain: str | None) -> PromptScores | None:
+        """The scores of a line this benchmark wrote; None for a record of another."""
+        if rec.get("benchmark") != self.benchmark:
+            return None
+        pair = pair_scores(rec, where)
+        if pair is None:
+            raise DataError(f"{where}: no 'score_chosen' / 'score_rejected' and no 'results'")
+        group = rec.get(self.group_field)
+        if not isinstance(group, str) or not group:
+            raise DataError(f"{where}: '{self.group_field}' must be a non-empty string")
+        return PromptScores(str(rec.get("id", index)), group, pair[0], pair[1], pair[2])
 
 
 # --- the table ----------------------------------------------------------------------------------------------
 
 
-def pairwise_rows(summary: PairSummary) -> tuple[list[str], list[Row]]:
+def rows(summary: PairSummary) -> tuple[list[str], list[Row]]:
     """One column, accuracy; a row per subset, then the prompt-weighted accuracy and the macro average."""
     ci = known(summary.ci)
     n = summary.n
@@ -188,18 +204,18 @@ def pairwise_rows(summary: PairSummary) -> tuple[list[str], list[Row]]:
     return ["accuracy"], rows
 
 
-def pairwise_table(summary: PairSummary, title: str) -> Table:
+def table(summary: PairSummary, title: str) -> Table:
     """Subset accuracies, the prompt-weighted accuracy and the subsets' macro average."""
     from rich.table import Table
 
-    table = Table(title=title)
+    drawn = Table(title=title)
     ci = known(summary.ci)
-    subset_rows(table, summary.subsets, ci.subsets if ci else {}, summary.n)
+    subset_rows(drawn, summary.subsets, ci.subsets if ci else {}, summary.n)
     n = sum(summary.n.values())
     accuracy, macro = known(summary.accuracy), known(summary.macro_accuracy)
-    table.add_row("[bold]accuracy[/bold]", percent(accuracy, ci.accuracy if ci else None), str(n))
-    table.add_row("[bold]macro average[/bold]", percent(macro, known(ci.macro_accuracy) if ci else None), "")
-    return table
+    drawn.add_row("[bold]accuracy[/bold]", percent(accuracy, ci.accuracy if ci else None), str(n))
+    drawn.add_row("[bold]macro average[/bold]", percent(macro, known(ci.macro_accuracy) if ci else None), "")
+    return drawn
 
 
 def headline(summary: PairSummary) -> list[tuple[str, float | None]]:
