@@ -23,21 +23,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import arguments, event_loop
-from .config import MAIN_ROLE, RunConfig
-from .config_loading import config_of
-from .config_loading import load_config as _load_yaml_config
+from . import arguments
+from .config.loading import config_of
+from .config.loading import load_config as _load_yaml_config
+from .config.schema import MAIN_ROLE, RunConfig
 from .errors import ConfigError, DataError
 from .examples import Example
-from .interrupts import Interrupted, RunSignals
-from .results import (
+from .report.trackers import Tracker, bind, logged, report_page
+from .results.typed import (
     BenchmarkResult,
     RunInterrupted,
     SuiteResult,
     in_api_words,
     result_of,
 )
-from .trackers import Tracker, bind, logged, report_page
+from .run import event_loop
+from .run.interrupts import Interrupted, RunSignals
 
 ConfigSource = RunConfig | str | Path | Mapping[str, Any]
 """A run's config: a `RunConfig`, an evaluation YAML's path, or a mapping of its keys."""
@@ -45,7 +46,7 @@ ConfigSource = RunConfig | str | Path | Mapping[str, Any]
 
 def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None) -> RunConfig:
     """The checked config of `source`, with `overrides` (dotted keys, None values ignored) applied over it, as the
-    command line applies its flags (`config_loading.config_of`).
+    command line applies its flags (`config.loading.config_of`).
 
     Raises:
         ConfigError: the file is missing or invalid, or a key is (the message names the file and key).
@@ -97,7 +98,7 @@ class _Finished:
 
 
 def _run(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: RunSignals | None) -> _Finished:
-    from .runner import run
+    from .run.runner import run
 
     done = run(cfg, fresh=fresh, progress=progress, heatmaps=heatmaps, signals=signals)
     result = result_of(done.out_dir, done.summary, done.failures, done.sent_sequences)
@@ -258,7 +259,7 @@ def _planned(base: RunConfig, names: Sequence[str] | None, data_root: str | Path
     """A benchmark named but not runnable is the caller's mistake: DataError when its data is not there,
     ConfigError when the config's model type cannot score it."""
     from .benchmarks import registry
-    from .suite import data_root_dir, plan_suite
+    from .results.suite import data_root_dir, plan_suite
 
     if names is None:
         data_root_dir(data_root)  # a root that is not there: refused now, as a named benchmark without data is
@@ -275,7 +276,7 @@ def _suite(
     base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None, fresh: bool, progress: bool,
     heatmaps: bool, trackers: Sequence[Tracker], step: int | None, signals: RunSignals,
 ) -> SuiteResult:  # fmt: skip
-    from .suite import model_dir, run_suite
+    from .results.suite import model_dir, run_suite
 
     results: dict[str, BenchmarkResult] = {}
     ended: list[signal.Signals] = []

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .errors import ConfigError
-from .trackers import Tracker
+from .report.trackers import Tracker
 
 
 def flags(**values: Any) -> None:

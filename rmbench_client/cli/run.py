@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
-from ..config import MAIN_ROLE, RunConfig
-from ..config_loading import load_config, validated
+from ..config.loading import load_config, validated
+from ..config.schema import MAIN_ROLE, RunConfig
 from ..errors import ConfigError
 from .values import seed
 from .watch import add_tracker_arguments, log_runs
@@ -24,7 +24,7 @@ from .watch import add_tracker_arguments, log_runs
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..interrupts import Interrupted
+    from ..run.interrupts import Interrupted
 
 EXIT_INCOMPLETE = 1
 
@@ -174,8 +174,8 @@ def config(args: argparse.Namespace) -> RunConfig:
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from ..api import run_config  # the Python API's run: the CLI prints what it returns
-    from ..interrupts import EXIT_INTERRUPTED, Interrupted
     from ..report.printing import print_summary
+    from ..run.interrupts import EXIT_INTERRUPTED, Interrupted
 
     cfg = config(args)
     if args.dry_run:
@@ -215,7 +215,7 @@ def interrupted_line(exc: Interrupted, out_dir: str) -> str:
 
 
 def dry_run(cfg: RunConfig, as_json: bool, fresh: bool = False) -> int:
-    from ..planning import plan
+    from ..run.planning import plan
 
     found = plan(cfg, fresh)
     if as_json:

@@ -1,5 +1,5 @@
 """`rmbench-client watch DIR --config C`: every new checkpoint under DIR served and evaluated as it is written
-(rmbench_client/watcher.py), until Ctrl-C or SIGTERM (or one pass with --once)."""
+(rmbench_client/training/watcher.py), until Ctrl-C or SIGTERM (or one pass with --once)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .values import seconds, seconds_or_zero
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..trackers import Tracker
+    from ..report.trackers import Tracker
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -55,7 +55,7 @@ def add_tracker_arguments(p: argparse.ArgumentParser) -> None:
 
 def trackers(args: argparse.Namespace) -> list[Tracker]:
     """The trackers the flags switch on."""
-    from ..trackers import MLflowTracker, WandbTracker
+    from ..report.trackers import MLflowTracker, WandbTracker
 
     found: list[Tracker] = []
     if getattr(args, "mlflow", None):
@@ -74,8 +74,8 @@ def log_runs(args: argparse.Namespace, run_dirs: list[Path]) -> None:
     on = trackers(args)
     if not on:
         return
-    from ..results import load_result
-    from ..trackers import log_result, report_page
+    from ..report.trackers import log_result, report_page
+    from ..results.typed import load_result
 
     try:
         for run_dir in run_dirs:
@@ -99,8 +99,8 @@ def _terminate_as_interrupt(signum: int, frame: FrameType | None) -> None:
 def cmd_watch(args: argparse.Namespace, console: Console) -> int:
     """Exit 0 once every checkpoint tried is done, 1 when one was not evaluated to the end (it is tried again by
     the next watch)."""
-    from ..config_loading import load_config
-    from ..watcher import TABLE_MD, watch
+    from ..config.loading import load_config
+    from ..training.watcher import TABLE_MD, watch
 
     config = load_config(args.config)  # read here: its errors in the command line's words (the API says out=)
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
