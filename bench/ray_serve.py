@@ -5,7 +5,7 @@ each, every node on 127.0.0.1), with the tiny reward model (models/tiny, vllm-cp
 
 - serve: wall time of `rmbench-client serve --config C` until it returns (every server healthy, identity checked),
   for two local servers (the local launcher) and for two replicas on two Ray nodes; then `stop` of each.
-- discovery: one read of the replicas' URLs as a run makes it (ray_discovery.RayEndpoints.urls: one GET of the
+- discovery: one read of the replicas' URLs as a run makes it (cluster.discovery.RayEndpoints.urls: one GET of the
   state API on a new connection), warm in this process (each re-read of a running pool) and cold in a new one (the
   discovery module's imports included, the config's loading apart); against what asking Ray itself costs a new
   process (`import ray`, `ray.init`, `ray.get_actor` and one call per replica).
