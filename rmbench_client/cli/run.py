@@ -19,7 +19,7 @@ from ..config.loading import load_config, validated
 from ..config.schema import MAIN_ROLE, RunConfig
 from ..errors import ConfigError
 from .values import seed
-from .watch import add_tracker_arguments, log_runs
+from .watch import add_benchmarks_arguments, add_tracker_arguments, log_runs
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,12 +42,11 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     p.add_argument("--type", choices=["reward", "dpo", "judge", "baseline", "prm"],
                    help="model type (default: reward)")  # fmt: skip
     if suite:
-        p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose "
-                       f"data is present; known: {', '.join(benchmarks.names())})")  # fmt: skip
-        p.add_argument("--data", metavar="DIR", help="a directory with one folder per benchmark, as `data fetch` "
-                       "lays it out (default: data/)")  # fmt: skip
-        p.add_argument("--out", metavar="DIR", help="the model's directory, one run directory per benchmark in it "
-                       "(default: runs/<model>)")  # fmt: skip
+        add_benchmarks_arguments(
+            p,
+            data="a directory with one folder per benchmark, as `data fetch` lays it out (default: data/)",
+            out="the model's directory, one run directory per benchmark in it (default: runs/<model>)",
+        )
     else:
         # not argparse's choices: the config names a plug-in that failed to load, and why
         p.add_argument("--benchmark", metavar="NAME", help=f"default: rm-bench; known: {', '.join(benchmarks.names())}")

@@ -26,12 +26,11 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("directory", metavar="DIR", help="the training run's output directory (one folder per checkpoint)")
     p.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML; its main role's serve "
                    "section serves each checkpoint")  # fmt: skip
-    p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose data "
-                   f"is present; known: {', '.join(benchmarks.names())})")  # fmt: skip
-    p.add_argument("--data", metavar="DIR", help="one folder per benchmark, as `data fetch` lays it "
-                   "out (default data/)")  # fmt: skip
-    p.add_argument("--out", metavar="DIR", help="one directory per checkpoint and the table "
-                   "(default runs/<model>/watch)")  # fmt: skip
+    add_benchmarks_arguments(
+        p,
+        data="one folder per benchmark, as `data fetch` lays it out (default data/)",
+        out="one directory per checkpoint and the table (default runs/<model>/watch)",
+    )
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts of each benchmark")
     p.add_argument("--role", metavar="ROLE", help="the role the checkpoints are of (default: the run's main role)")
     p.add_argument("--poll", type=seconds, default=C.WATCH_POLL_S, metavar="S", help="seconds between looks for new "
@@ -40,6 +39,15 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                    f"counts once nothing in it changed for S seconds (default {C.WATCH_SETTLE_S:g})")  # fmt: skip
     p.add_argument("--once", action="store_true", help="evaluate the complete checkpoints not yet done, then stop")
     add_tracker_arguments(p)
+
+
+def add_benchmarks_arguments(p: argparse.ArgumentParser, data: str, out: str) -> None:
+    """--benchmarks, --data and --out of the commands that run several benchmarks (suite, watch), with their own
+    help for the last two."""
+    p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose data "
+                   f"is present; known: {', '.join(benchmarks.names())})")  # fmt: skip
+    p.add_argument("--data", metavar="DIR", help=data)
+    p.add_argument("--out", metavar="DIR", help=out)
 
 
 def add_tracker_arguments(p: argparse.ArgumentParser) -> None:
