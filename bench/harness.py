@@ -26,14 +26,15 @@ import constants as B  # noqa: E402
 from measure import rusage_s  # noqa: E402
 
 from rmbench_client import constants as C  # noqa: E402
-from rmbench_client import launcher, runner  # noqa: E402
+from rmbench_client import launcher  # noqa: E402
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_constants  # noqa: E402
 from rmbench_client.benchmarks.rm_bench import data as rmbench  # noqa: E402
 from rmbench_client.benchmarks.shared.records import read_records  # noqa: E402
-from rmbench_client.config import RunConfig  # noqa: E402
-from rmbench_client.config_loading import read_yaml  # noqa: E402
+from rmbench_client.config.loading import read_yaml  # noqa: E402
+from rmbench_client.config.schema import RunConfig  # noqa: E402
 from rmbench_client.datasets import load_dataset  # noqa: E402
 from rmbench_client.examples import Example  # noqa: E402
+from rmbench_client.run import runner  # noqa: E402
 
 QUICK = os.environ.get("BENCH_QUICK", "") not in ("", "0")
 REPEATS = int(os.environ.get("BENCH_REPEATS", "1" if QUICK else str(B.REPEATS)))

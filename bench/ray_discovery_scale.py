@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rmbench_client.config import RunConfig
-from rmbench_client.ray_discovery import RayEndpoints
+from rmbench_client.cluster.discovery import RayEndpoints
+from rmbench_client.config.schema import RunConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 READS = 5 if os.environ.get("BENCH_QUICK") else 30

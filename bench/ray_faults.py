@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from helpers_ray import group_alive, node_processes, server_processes  # noqa: E402
 
-from rmbench_client.ray_discovery import is_replica_of, list_actors, url_of  # noqa: E402
+from rmbench_client.cluster.discovery import is_replica_of, list_actors, url_of  # noqa: E402
 
 CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
 PORT_BASE = int(os.environ.get("BENCH_RAY_PORT_BASE", "8790"))

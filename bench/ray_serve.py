@@ -5,7 +5,7 @@ each, every node on 127.0.0.1), with the tiny reward model (models/tiny, vllm-cp
 
 - serve: wall time of `rmbench-client serve --config C` until it returns (every server healthy, identity checked),
   for two local servers (the local launcher) and for two replicas on two Ray nodes; then `stop` of each.
-- discovery: one read of the replicas' URLs as a run makes it (ray_discovery.RayEndpoints.urls: one GET of the
+- discovery: one read of the replicas' URLs as a run makes it (cluster.discovery.RayEndpoints.urls: one GET of the
   state API on a new connection), warm in this process (each re-read of a running pool) and cold in a new one (the
   discovery module's imports included, the config's loading apart); against what asking Ray itself costs a new
   process (`import ray`, `ray.init`, `ray.get_actor` and one call per replica).
@@ -32,8 +32,8 @@ from typing import Any
 
 import yaml
 
-from rmbench_client.config_loading import load_config
-from rmbench_client.ray_discovery import RayEndpoints
+from rmbench_client.cluster.discovery import RayEndpoints
+from rmbench_client.config.loading import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
@@ -66,8 +66,8 @@ def cold_read(config: Path) -> dict[str, float]:
     and the first read on a new connection (what `endpoints: ray` adds to a run's start)."""
     code = (
         "import time, json; t0 = time.perf_counter(); import asyncio\n"
-        f"from rmbench_client.config_loading import load_config\nrole = load_config({str(config)!r}).roles['reward']\n"
-        "t1 = time.perf_counter()\nfrom rmbench_client.ray_discovery import RayEndpoints\n"
+        f"from rmbench_client.config.loading import load_config\nrole = load_config({str(config)!r}).roles['reward']\n"
+        "t1 = time.perf_counter()\nfrom rmbench_client.cluster.discovery import RayEndpoints\n"
         "urls = asyncio.run(RayEndpoints('reward', role).urls())\nassert len(urls) == 2, urls\n"
         "t2 = time.perf_counter()\nprint(json.dumps({'config_s': t1 - t0, 'discovery_s': t2 - t1}))"
     )

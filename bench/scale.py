@@ -23,11 +23,11 @@ import yaml
 from harness import DATA_DIR, QUICK, ROOT, SERVER_PY, TINY_MODELS, WORK, client_run, config, log, servers
 from measure import Sample, measure
 
-from rmbench_client import event_loop
 from rmbench_client.backends import vllm as vllm_backend
 from rmbench_client.benchmarks.rm_bench.data import files_in
 from rmbench_client.benchmarks.shared.records import read_records
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
+from rmbench_client.run import event_loop
 
 CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
 SIM_TEMPLATE = (  # the simulated endpoints' chat template (bench/sim_server.py `render`)

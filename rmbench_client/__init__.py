@@ -24,25 +24,25 @@ _EXPORTS = {
     "load_config": "api",
     "with_checkpoint": "api",
     "ConfigSource": "api",
-    "serve": "serving",
-    "Servers": "serving",
-    "watch": "watcher",
-    "WatchRow": "watcher",
-    "WatchCell": "watcher",
-    "load_result": "results",
-    "BenchmarkResult": "results",
-    "SuiteResult": "results",
-    "Scores": "results",
-    "Group": "results",
-    "Estimate": "results",
-    "Comparison": "results",
-    "Difference": "comparison",
-    "RunInterrupted": "results",
-    "Status": "results",
-    "Tracker": "trackers",
-    "MLflowTracker": "trackers",
-    "WandbTracker": "trackers",
-    "RunConfig": "config",
+    "serve": "training.serving",
+    "Servers": "training.serving",
+    "watch": "training.watcher",
+    "WatchRow": "training.watcher",
+    "WatchCell": "training.watcher",
+    "load_result": "results.typed",
+    "BenchmarkResult": "results.typed",
+    "SuiteResult": "results.typed",
+    "Scores": "results.typed",
+    "Group": "results.typed",
+    "Estimate": "results.typed",
+    "Comparison": "results.typed",
+    "Difference": "results.comparison",
+    "RunInterrupted": "results.typed",
+    "Status": "results.typed",
+    "Tracker": "report.trackers",
+    "MLflowTracker": "report.trackers",
+    "WandbTracker": "report.trackers",
+    "RunConfig": "config.schema",
     "RmbError": "errors",
     "UserError": "errors",
     "DataError": "errors",
@@ -103,8 +103,7 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
         load_config,
         with_checkpoint,
     )
-    from .comparison import Difference
-    from .config import RunConfig
+    from .config.schema import RunConfig
     from .errors import (
         ConfigError,
         DataError,
@@ -115,7 +114,9 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
         TrackerError,
         UserError,
     )
-    from .results import (
+    from .report.trackers import MLflowTracker, Tracker, WandbTracker
+    from .results.comparison import Difference
+    from .results.typed import (
         BenchmarkResult,
         Comparison,
         Estimate,
@@ -126,9 +127,8 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
         SuiteResult,
         load_result,
     )
-    from .serving import Servers, serve
-    from .trackers import MLflowTracker, Tracker, WandbTracker
-    from .watcher import WatchCell, WatchRow, watch
+    from .training.serving import Servers, serve
+    from .training.watcher import WatchCell, WatchRow, watch
 
 
 def __getattr__(name: str) -> Any:

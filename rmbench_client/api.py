@@ -18,34 +18,36 @@ from __future__ import annotations
 import asyncio
 import functools
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from . import arguments, event_loop
-from .config import MAIN_ROLE, RunConfig
-from .config_loading import config_of
-from .config_loading import load_config as _load_yaml_config
+from . import arguments
+from .config.loading import config_of
+from .config.loading import load_config as _load_yaml_config
+from .config.schema import MAIN_ROLE, RunConfig
 from .errors import ConfigError, DataError
 from .examples import Example
-from .interrupts import Interrupted, RunSignals
-from .results import (
+from .report.trackers import Tracker, bind, logged, report_page
+from .results.typed import (
     BenchmarkResult,
     RunInterrupted,
     SuiteResult,
     in_api_words,
     result_of,
 )
-from .trackers import Tracker, bind, logged, report_page
+from .run import event_loop
+from .run.interrupts import Interrupted, RunSignals
 
 ConfigSource = RunConfig | str | Path | Mapping[str, Any]
 """A run's config: a `RunConfig`, an evaluation YAML's path, or a mapping of its keys."""
+_R = TypeVar("_R", BenchmarkResult, SuiteResult)
 
 
 def load_config(source: ConfigSource, overrides: Mapping[str, Any] | None = None) -> RunConfig:
     """The checked config of `source`, with `overrides` (dotted keys, None values ignored) applied over it, as the
-    command line applies its flags (`config_loading.config_of`).
+    command line applies its flags (`config.loading.config_of`).
 
     Raises:
         ConfigError: the file is missing or invalid, or a key is (the message names the file and key).
@@ -97,7 +99,7 @@ class _Finished:
 
 
 def _run(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals: RunSignals | None) -> _Finished:
-    from .runner import run
+    from .run.runner import run
 
     done = run(cfg, fresh=fresh, progress=progress, heatmaps=heatmaps, signals=signals)
     result = result_of(done.out_dir, done.summary, done.failures, done.sent_sequences)
@@ -142,12 +144,25 @@ def _tracked(done: _Finished, trackers: Sequence[Tracker], step: int | None) -> 
     return logged(trackers, done.result, step, report_page(done.result, {ex.id: ex for ex in done.examples}))
 
 
-def _evaluate(
-    cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, trackers: Sequence[Tracker], step: int | None,
-    signals: RunSignals,
-) -> BenchmarkResult:  # fmt: skip
-    done = _begun(cfg, fresh, progress, heatmaps, signals)
-    result = _tracked(done, trackers, step)
+def _off_loop(job: Callable[[RunSignals], _R], options: arguments.Options) -> _R:
+    """`job`, the whole of a sync call, on the caller's thread or off its running loop (`event_loop.off_loop`), the
+    trackers bound first in the caller's thread."""
+    bind(options.trackers)
+    signals = RunSignals(handle=options.handle_signals)
+    call = functools.partial(job, signals)
+    return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended, signals.held)
+
+
+async def _in_thread(job: Callable[[RunSignals], _R], options: arguments.Options) -> _R:
+    """`job`, the whole of an async call, on a thread of its own; cancelled, it is stopped (`event_loop.in_thread`)."""
+    bind(options.trackers)  # in the caller's thread, where its active run is
+    signals = RunSignals(handle=False)
+    return await event_loop.in_thread(functools.partial(job, signals), signals.stop)
+
+
+def _evaluate(cfg: RunConfig, options: arguments.Options, signals: RunSignals) -> BenchmarkResult:
+    done = _begun(cfg, options.fresh, options.progress, options.heatmaps, signals)
+    result = _tracked(done, options.trackers, options.step)
     if done.signal is not None:  # the outputs are written: the signal goes where it would have gone without the run
         signals.hand_on(done.signal, RunInterrupted(done.signal, result.run_dir, result))
     return result
@@ -216,14 +231,10 @@ def evaluate(
         RunLockedError: another run is writing into the same run directory.
         EndpointError: the servers cannot be used at all (unreachable at start, wrong model, rejected key).
     """
-    arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
-    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
+    options, limit = arguments.options(fresh, progress, heatmaps, handle_signals, trackers, step, limit)
     with in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
-        bind(given)
-        signals = RunSignals(handle=handle_signals)
-        call = functools.partial(_evaluate, cfg, fresh, progress, heatmaps, given, step, signals)
-        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended, signals.held)
+        return _off_loop(functools.partial(_evaluate, cfg, options), options)
 
 
 async def evaluate_async(
@@ -244,21 +255,17 @@ async def evaluate_async(
     timeout, Ctrl-C under `asyncio.run`) stops the run as Ctrl-C does: within a second its outputs are written,
     saying it was cancelled, and its lock released, before the CancelledError reaches the caller; the same call
     then resumes it."""
-    arguments.flags(fresh=fresh, heatmaps=heatmaps)
-    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
+    options, limit = arguments.options(fresh, False, heatmaps, False, trackers, step, limit)
     with in_api_words():
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
-        bind(given)  # in the caller's thread, where its active run is
-        signals = RunSignals(handle=False)
-        call = functools.partial(_evaluate, cfg, fresh, False, heatmaps, given, step, signals)
-        return await event_loop.in_thread(call, signals.stop)
+        return await _in_thread(functools.partial(_evaluate, cfg, options), options)
 
 
 def _planned(base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None) -> None:
     """A benchmark named but not runnable is the caller's mistake: DataError when its data is not there,
     ConfigError when the config's model type cannot score it."""
     from .benchmarks import registry
-    from .suite import data_root_dir, plan_suite
+    from .results.suite import data_root_dir, plan_suite
 
     if names is None:
         data_root_dir(data_root)  # a root that is not there: refused now, as a named benchmark without data is
@@ -272,18 +279,18 @@ def _planned(base: RunConfig, names: Sequence[str] | None, data_root: str | Path
 
 
 def _suite(
-    base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None, fresh: bool, progress: bool,
-    heatmaps: bool, trackers: Sequence[Tracker], step: int | None, signals: RunSignals,
+    base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None, options: arguments.Options,
+    signals: RunSignals,
 ) -> SuiteResult:  # fmt: skip
-    from .suite import model_dir, run_suite
+    from .results.suite import model_dir, run_suite
 
     results: dict[str, BenchmarkResult] = {}
     ended: list[signal.Signals] = []
 
     def run_one(cfg: RunConfig) -> str | None:
-        done = _begun(cfg, fresh, progress, heatmaps, signals)
+        done = _begun(cfg, options.fresh, options.progress, options.heatmaps, signals)
         with signals.between():  # a signal while the trackers log stops the suite before its next benchmark
-            results[cfg.benchmark] = _tracked(done, trackers, step)
+            results[cfg.benchmark] = _tracked(done, options.trackers, options.step)
         if done.signal is not None:
             ended.append(done.signal)
         return None if done.began else done.result.aborted
@@ -335,14 +342,10 @@ def evaluate_suite(
         DataError: a benchmark named has no data under `data_root`.
         RunLockedError, EndpointError: as `evaluate`.
     """
-    arguments.flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
-    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
+    options, limit = arguments.options(fresh, progress, heatmaps, handle_signals, trackers, step, limit)
     with in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
-        bind(given)
-        signals = RunSignals(handle=handle_signals)
-        call = functools.partial(_suite, base, names, data_root, fresh, progress, heatmaps, given, step, signals)
-        return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended, signals.held)
+        return _off_loop(functools.partial(_suite, base, names, data_root, options), options)
 
 
 def _suite_config(
@@ -370,14 +373,10 @@ async def evaluate_suite_async(
 ) -> SuiteResult:
     """`evaluate_suite` for a caller inside an event loop; cancelled, as `evaluate_async` (the benchmarks not yet
     run are left for the next call)."""
-    arguments.flags(fresh=fresh, heatmaps=heatmaps)
-    given, step, limit = arguments.trackers(trackers), arguments.step(step), arguments.limit(limit)
+    options, limit = arguments.options(fresh, False, heatmaps, False, trackers, step, limit)
     with in_api_words():
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
-        bind(given)
-        signals = RunSignals(handle=False)
-        call = functools.partial(_suite, base, names, data_root, fresh, False, heatmaps, given, step, signals)
-        return await event_loop.in_thread(call, signals.stop)
+        return await _in_thread(functools.partial(_suite, base, names, data_root, options), options)
 
 
 __all__ = [

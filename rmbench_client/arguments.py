@@ -7,10 +7,11 @@ from __future__ import annotations
 import numbers
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .trackers import Tracker
+from .report.trackers import Tracker
 
 
 def flags(**values: Any) -> None:
@@ -116,3 +117,25 @@ def seed(value: Any) -> None:
     """A seed numpy's generators refuse (-1) is the caller's mistake, said before any file is read."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigError(f"seed={value!r}: a seed is an integer, 0 or more")
+
+
+@dataclass(frozen=True)
+class Options:
+    """What an API call does besides its config and benchmarks, checked: each run's `fresh`, `progress` and
+    `heatmaps`, the trackers and their step, and whether the run takes SIGINT and SIGTERM."""
+
+    fresh: bool
+    progress: bool
+    heatmaps: bool
+    trackers: Sequence[Tracker]
+    step: int | None
+    handle_signals: bool
+
+
+def options(
+    fresh: Any, progress: Any, heatmaps: Any, handle_signals: Any, trackers_: Any, step_: Any, limit_: Any
+) -> tuple[Options, int | None]:
+    """A call's arguments checked (each a TypeError naming it), and its `limit`."""
+    flags(fresh=fresh, progress=progress, heatmaps=heatmaps, handle_signals=handle_signals)
+    given, at, most = trackers(trackers_), step(step_), limit(limit_)
+    return Options(fresh, progress, heatmaps, given, at, handle_signals), most

@@ -43,8 +43,8 @@ PROMPTS_IN_FLIGHT_PER_SLOT = 2
 # bookkeeping) is spread over more sequences; larger cost slow servers time (docs/performance.md)
 UNITS_PER_REQUEST = 32
 PROMPTS_PER_STORE_READ = 512  # prompts rendered, keyed and looked up in the store at a time
-EVENT_LOOP_ENV = "RMBENCH_EVENT_LOOP"  # asyncio (its own loop even beside uvloop) or uvloop; else unset (event_loop.py)
-WORKERS = 1  # scoring processes of one run (`run --workers`, client.workers: workers.py)
+EVENT_LOOP_ENV = "RMBENCH_EVENT_LOOP"  # asyncio (its own loop even beside uvloop), uvloop or unset (run/event_loop.py)
+WORKERS = 1  # scoring processes of one run (`run --workers`, client.workers: run/workers.py)
 WORKER_POLL_S = 0.2  # how often a run with workers looks at their progress and whether they ended
 CALLER_CANCEL_POLL_S = 0.1  # how often a sync call blocking a running loop looks whether its task was cancelled
 WORKER_STOP_S = 10.0  # after a signal, how long workers get to commit and leave before they are killed
@@ -135,7 +135,7 @@ PRM_CRITIC_MAX_TOKENS = 8192
 CHART_DPI = 120
 TEI_MAX_BATCH = 32  # TEI --max-client-batch-size default
 
-# Serving on a Ray cluster (`serve.cluster: ray`; launcher/ray_cluster.py, ray_discovery.py)
+# Serving on a Ray cluster (`serve.cluster: ray`; cluster/placement.py, cluster/discovery.py)
 RAY_ADDRESS_ENV = "RAY_ADDRESS"  # the cluster `serve` and `stop` connect to (Ray's own variable)
 RAY_API_ENV = "RAY_API_SERVER_ADDRESS"  # the cluster's dashboard, whose state API lists the replicas (Ray's own)
 RAY_DASHBOARD_PORT = 8265  # Ray's default dashboard port on the head: the state API when nothing else is said
@@ -147,7 +147,7 @@ RAY_CONNECT_TIMEOUT_S = 5.0  # a TCP connect to the cluster's address before `ra
 RAY_CALL_TIMEOUT_S = 30.0  # for one call to a replica actor (its address, its stop)
 RAY_ALIVE_TIMEOUT_S = 5.0  # `stop`: a replica that does not answer within this is waiting for a node
 RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API
-# A replica watches its server (launcher/ray_replica.py Watch): a /health probe this often, each within the timeout;
+# A replica watches its server (cluster/replica.py Watch): a /health probe this often, each within the timeout;
 # this many failed in a row (once it was healthy) end the replica, and Ray starts it again
 RAY_REPLICA_HEALTH_PERIOD_S = 5.0
 RAY_REPLICA_HEALTH_TIMEOUT_S = 10.0
@@ -156,7 +156,7 @@ RAY_REPLICA_HEALTH_FAILURES = 3
 # downloaded from the hub on a node that has not cached it (`serve` itself waits SERVER_READY_TIMEOUT_S)
 RAY_REPLICA_START_TIMEOUT_S = 7200.0
 RAY_STATE_API_LIMIT = 10_000  # rows asked of the state API: Ray's own cap (RAY_MAX_LIMIT_FROM_API_SERVER)
-# Ray's token authentication (ray_auth.py): the token is read as Ray reads it, in this order
+# Ray's token authentication (cluster/auth.py): the token is read as Ray reads it, in this order
 RAY_AUTH_TOKEN_ENV = "RAY_AUTH_TOKEN"
 RAY_AUTH_TOKEN_PATH_ENV = "RAY_AUTH_TOKEN_PATH"
 RAY_AUTH_TOKEN_DEFAULT_PATH = "~/.ray/auth_token"

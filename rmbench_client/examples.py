@@ -93,7 +93,7 @@ class PromptScores:
     the example's steps when the server cut the input at its length limit; `step_labels` are the example's, carried
     here for scoring.
     `details` holds what explains the numbers in reports (DPO log-prob sums, a judge's answers); never scored.
-    `answered_by` names the endpoints whose answers the scores are (provenance.py); never scored either.
+    `answered_by` names the endpoints whose answers the scores are (pool/provenance.py); never scored either.
     """
 
     id: str

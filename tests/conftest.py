@@ -18,8 +18,8 @@ import pytest
 from helpers_cli import cli, summary, write_config
 from helpers_data import require_rmbench
 
-from rmbench_client.config import RunConfig
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.launcher import ServerInfo, start_servers, stop_servers
 
 # ================================================================================================================

@@ -15,7 +15,7 @@ import pytest
 
 # What Ray 2.52 warns of in a test process: its cluster_utils leaves the nodes' /dev/null handles to the garbage
 # collector (2.60 closes them), and ray.init tips that replicas without GPUs will see them in future releases (ours
-# hide them themselves: launcher/ray_replica.py; `serve` silences the tip in launcher/ray_connect.py)
+# hide them themselves: cluster/replica.py; `serve` silences the tip in cluster/connect.py)
 RAY_2_52_WARNINGS = [
     pytest.mark.filterwarnings("ignore:unclosed file <_io.TextIOWrapper name='/dev/null':ResourceWarning"),
     pytest.mark.filterwarnings("ignore:Exception ignored in. <_io.FileIO name='/dev/null'"),

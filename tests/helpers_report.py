@@ -14,7 +14,7 @@ from helpers_data import require_rmbench
 from helpers_scoring import score
 
 from rmbench_client import constants as C
-from rmbench_client.score_files import read_scores
+from rmbench_client.results.score_files import read_scores
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [

@@ -19,11 +19,11 @@ from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.sglang import SglangReward
 from rmbench_client.backends.tei import TeiReward
 from rmbench_client.backends.tgi import TgiLogprobs, added_bos_text
-from rmbench_client.chat_templates import ChatTemplate
-from rmbench_client.config import RewardOptions, RoleConfig
-from rmbench_client.endpoint_pool import EndpointPool
+from rmbench_client.config.schema import RewardOptions, RoleConfig
 from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
+from rmbench_client.model_kinds.chat_templates import ChatTemplate
 from rmbench_client.model_kinds.reward import RewardModel
+from rmbench_client.pool.endpoint_pool import EndpointPool
 
 RECORDED = Path(__file__).parent / "recorded"
 TGI = json.loads((RECORDED / "tgi.json").read_text(encoding="utf-8"))

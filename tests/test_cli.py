@@ -21,8 +21,8 @@ from helpers_data import require_rmbench
 from rmbench_client.cli import build_parser
 from rmbench_client.cli.run import config
 from rmbench_client.cli.status import status
-from rmbench_client.config import ClientOptions, RoleConfig
-from rmbench_client.config_loading import validated
+from rmbench_client.config.loading import validated
+from rmbench_client.config.schema import ClientOptions, RoleConfig
 from rmbench_client.errors import ConfigError
 from rmbench_client.model_kinds.factory import make_transport
 

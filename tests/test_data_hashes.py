@@ -11,8 +11,8 @@ import pytest
 from helpers_cli import cli
 
 from rmbench_client import constants as C
-from rmbench_client.data_hashes import prompt_hash
 from rmbench_client.examples import Example
+from rmbench_client.results.data_hashes import prompt_hash
 
 
 def pairs_file(path: Path, n: int, offset: int = 0, longer_chosen: bool = True) -> Path:

@@ -14,11 +14,11 @@ from conftest import REPO, port, transformers_reference
 from helpers_data import require_rmbench
 from helpers_scoring import score
 
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.launcher import start_servers, stop_servers
 from rmbench_client.model_kinds.dpo import reduce, response_start
-from rmbench_client.runner import run
-from rmbench_client.score_files import read_scores
+from rmbench_client.results.score_files import read_scores
+from rmbench_client.run.runner import run
 
 pytestmark = pytest.mark.server
 CLI = str(Path(sys.executable).with_name("rmbench-client"))

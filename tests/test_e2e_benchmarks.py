@@ -22,9 +22,9 @@ from hub_schemas import (
     write_parquet,
 )
 
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.model_kinds.dpo import reduce
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 pytestmark = pytest.mark.server
 

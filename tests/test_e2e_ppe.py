@@ -14,9 +14,9 @@ from conftest import CpuServers, transformers_reference
 from helpers_cli import rescored
 from ppe_fixture import K, battle, best_of_k, write_correctness, write_preference
 
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.model_kinds.dpo import reduce
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 pytestmark = pytest.mark.server
 

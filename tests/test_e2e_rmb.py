@@ -12,8 +12,8 @@ from conftest import CpuServers, transformers_reference
 from helpers_cli import rescored
 from rmb_fixture import bon, pair, write_rmb
 
-from rmbench_client.config import RunConfig
-from rmbench_client.runner import run
+from rmbench_client.config.schema import RunConfig
+from rmbench_client.run.runner import run
 
 pytestmark = pytest.mark.server
 

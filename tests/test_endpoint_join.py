@@ -1,5 +1,5 @@
 """Several endpoints from the first second: an endpoint down at start joins when it answers, every endpoint that
-joins passes the identity check first, and a role's endpoint list may change mid-run (discovery.py).
+joins passes the identity check first, and a role's endpoint list may change mid-run (pool/discovery.py).
 
 Runs go through the CLI's `main` in this process, against loopback fakes of vLLM (fake_vllm.py); an endpoint is
 "down" when nothing listens on its port yet, and a background thread starts it once the run is scoring.
@@ -248,7 +248,7 @@ def listed(monkeypatch) -> Listed:
 
 @pytest.mark.slow
 def test_a_replaced_endpoint_loses_nothing_and_counts_nothing_twice(listed, data, tmp_path, caplog):
-    caplog.set_level(logging.INFO, "rmbench_client.endpoint_pool")
+    caplog.set_level(logging.INFO, "rmbench_client.pool.endpoint_pool")
     with FakeVllm("reward", "fake-reward").start() as alone:
         listed.now = [alone.url]
         assert run(reward_config(tmp_path, [alone.url]), data, tmp_path / "alone") == 0

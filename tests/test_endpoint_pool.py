@@ -12,11 +12,11 @@ import httpx
 import pytest
 from helpers_http import endpoint
 
-import rmbench_client.endpoint_pool as scheduler
+import rmbench_client.pool.endpoint_pool as scheduler
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.transport import request_json
-from rmbench_client.endpoint_pool import EndpointPool
 from rmbench_client.errors import ConfigError, EndpointError, RetryableError, SampleError
+from rmbench_client.pool.endpoint_pool import EndpointPool
 
 pytestmark = pytest.mark.timeout(60)
 A, B = "http://a.test", "http://b.test"

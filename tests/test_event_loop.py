@@ -19,8 +19,8 @@ from helpers_cli import cli, one_error_line
 from helpers_data import require_rmbench
 
 from rmbench_client import constants as C
-from rmbench_client import event_loop
 from rmbench_client.errors import ConfigError
+from rmbench_client.run import event_loop
 
 
 async def loop_kind() -> str:
@@ -78,7 +78,7 @@ def test_an_unknown_value_is_one_error_before_the_run_directory_is_made(tmp_path
 
 SECOND_CTRL_C = """
 import asyncio, json, os, signal, threading, time
-from rmbench_client import event_loop
+from rmbench_client.run import event_loop
 
 said, release = [], threading.Event()
 
@@ -123,7 +123,7 @@ def test_a_second_ctrl_c_while_the_run_stops_still_waits_for_its_end():
 
 UNDER_ASYNCIO_RUN = """
 import asyncio, json, os, signal, threading, time
-from rmbench_client import event_loop
+from rmbench_client.run import event_loop
 
 said, release = [], threading.Event()
 

@@ -27,12 +27,12 @@ from conftest import (
 )
 from helpers_data import require_rmbench
 
-from rmbench_client.chat_templates import load_template
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.errors import ConfigError
 from rmbench_client.launcher import start_servers, stop_servers
+from rmbench_client.model_kinds.chat_templates import load_template
 from rmbench_client.model_kinds.dpo import reduce
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 pytestmark = pytest.mark.server
 FAMILY_MODELS = REPO / "models" / "families"

@@ -16,13 +16,13 @@ import pytest
 from helpers_data import require_rmbench
 from helpers_http import completion, endpoint
 
-from rmbench_client.config import JudgeOptions, RunConfig
+from rmbench_client.config.schema import JudgeOptions, RunConfig
 from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
 from rmbench_client.model_kinds.judge import ask as ask_judge
 from rmbench_client.model_kinds.judge import credit, credit_both, parse_rating
 from rmbench_client.model_kinds.judge_answers import answer_text
 from rmbench_client.model_kinds.judge_prompts import last_verdict as parse_verdict
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 CLI = str(Path(sys.executable).with_name("rmbench-client"))
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from helpers_http import FakeJudge, JudgeAnswer, chat_answer
 
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.errors import ConfigError
 from rmbench_client.model_kinds.judge_answers import cost, judgement, majority, read, run_cost, split
 from rmbench_client.model_kinds.judge_prompts import last_verdict
-from rmbench_client.runner import run
-from rmbench_client.score_store import ScoreStore
+from rmbench_client.run.runner import run
+from rmbench_client.run.score_store import ScoreStore
 
 GOOD, BAD = "The right answer, GOOD.", "A wrong answer, BAD."
 
@@ -238,7 +238,7 @@ def test_judgebench_arena_hard_asks_once_more_for_a_missing_label(tmp_path):
 
 
 def test_judgebench_prompts_have_no_rating_prompt():
-    from rmbench_client.config import JudgeOptions
+    from rmbench_client.config.schema import JudgeOptions
     from rmbench_client.model_kinds.judge import JudgeModel
     from rmbench_client.model_kinds.judge_prompts import judgebench
 

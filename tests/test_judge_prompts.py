@@ -15,7 +15,7 @@ from helpers_http import completion, endpoint
 
 from rmbench_client import constants as C
 from rmbench_client.benchmarks.reward_bench_2 import constants as rb2_c
-from rmbench_client.config import JudgeOptions
+from rmbench_client.config.schema import JudgeOptions
 from rmbench_client.errors import ConfigError
 from rmbench_client.examples import Example
 from rmbench_client.model_kinds import judge_prompts

@@ -13,7 +13,7 @@ import pytest
 from helpers_cli import cli
 
 from rmbench_client.benchmarks import registry as benchmarks
-from rmbench_client.config import JudgeOptions
+from rmbench_client.config.schema import JudgeOptions
 from rmbench_client.datasets import load_dataset
 from rmbench_client.examples import PromptScores
 from rmbench_client.model_kinds.judge import JudgeModel, credit_both, judgebench
@@ -153,8 +153,8 @@ def test_judgebench_through_real_vllm_servers(cpu_servers, tmp_path, kind):
     through `score` to the same numbers, with every pair's decision from its two scores."""
     from conftest import transformers_reference
 
-    from rmbench_client.config import RunConfig
-    from rmbench_client.runner import run
+    from rmbench_client.config.schema import RunConfig
+    from rmbench_client.run.runner import run
 
     hub_split(tmp_path / "data", "gpt", RECORDS)
     update = {"benchmark": "judgebench", "data": str(tmp_path / "data"), "out": str(tmp_path / "run")}
@@ -181,8 +181,8 @@ def test_judgebench_through_real_vllm_servers(cpu_servers, tmp_path, kind):
 def test_a_judge_on_judgebench_through_a_real_vllm_server(cpu_servers, tmp_path):
     """The tiny policy as the judge: its 8-token answers hold no verdict, so every pair is not correct as JudgeBench
     counts it (the project's own `both` would give 0.5): accuracy 0, both orders asked, re-scored the same."""
-    from rmbench_client.config import RunConfig
-    from rmbench_client.runner import run
+    from rmbench_client.config.schema import RunConfig
+    from rmbench_client.run.runner import run
 
     hub_split(tmp_path / "data", "gpt", RECORDS)
     base = cpu_servers.config.to_data()

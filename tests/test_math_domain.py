@@ -12,10 +12,10 @@ import pytest
 from helpers_data import RMBENCH_FILES, require_rmbench
 from rich.console import Console
 
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.report.printing import print_summary
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 
 def answer(n: int, seed: str) -> str:

@@ -14,7 +14,7 @@ from helpers_cli import cli, stored
 from helpers_data import require_rmbench
 from proxy import FaultProxy, Faults
 
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.launcher import start_servers, stop_servers
 
 pytestmark = pytest.mark.server

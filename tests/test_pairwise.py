@@ -13,11 +13,11 @@ from hub_schemas import write_parquet
 
 from rmbench_client.benchmarks.kinds import pairs as pairwise
 from rmbench_client.cli import main
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 CONVERSATION = [
     {"role": "system", "content": "Be brief."},
@@ -159,8 +159,8 @@ def test_longer_baseline_run_with_mapped_fields_rescores(tmp_path, capsys):
 
 
 def test_compare_two_runs_by_subset_accuracy_and_macro(tmp_path):
-    from rmbench_client.comparison import load_runs
     from rmbench_client.report.compare import render
+    from rmbench_client.results.comparison import load_runs
 
     dirs = []
     for name, recs in (

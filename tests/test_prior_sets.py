@@ -13,9 +13,9 @@ from hub_schemas import FILTERED_SCHEMA, PRIOR_SCHEMA, filtered_record, prior_re
 from rmbench_client.benchmarks.reward_bench import constants as rb_c
 from rmbench_client.benchmarks.shared import eval_sets
 from rmbench_client.cli import main
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 RIGHT, WRONG = ("a longer answer", "short"), ("short", "a longer answer")  # baseline:longer prefers length
 FILTERED = [

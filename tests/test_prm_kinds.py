@@ -10,7 +10,7 @@ import pytest
 
 from rmbench_client import constants as C
 from rmbench_client.backends.vllm_prm import right_probabilities, step_probability
-from rmbench_client.config import PrmOptions, RunConfig
+from rmbench_client.config.schema import PrmOptions, RunConfig
 from rmbench_client.errors import SampleError, ShapeError
 from rmbench_client.examples import Example
 from rmbench_client.launcher.commands import server_command

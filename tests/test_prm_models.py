@@ -32,7 +32,7 @@ from tcp_switch import TcpSwitch
 from test_prmbench import prmbench_dir
 
 from rmbench_client.benchmarks.processbench import constants as pb_c
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.errors import ConfigError, SampleError
 from rmbench_client.examples import Example
 from rmbench_client.launcher import start_servers, stop_servers

@@ -13,7 +13,6 @@ import pytest
 from helpers_cli import cli, one_error_line, rescored, summary
 from helpers_data import rmbench_dir
 
-from rmbench_client import results
 from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.prmbench import constants as prm_c
 from rmbench_client.benchmarks.prmbench import scoring as prmbench
@@ -22,8 +21,9 @@ from rmbench_client.cli.data import inventory
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.results import Estimate
-from rmbench_client.summary import read_summary
+from rmbench_client.results import typed as results
+from rmbench_client.results.summary import read_summary
+from rmbench_client.results.typed import Estimate
 
 
 def prmbench_dir():

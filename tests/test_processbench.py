@@ -13,7 +13,7 @@ from helpers_cli import cli, one_error_line, rescored, summary
 from hub_standin import serve_hub
 from processbench_fixture import record, write_processbench
 
-from rmbench_client import analysis, comparison, results
+from rmbench_client import analysis
 from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.processbench import constants as pb_c
 from rmbench_client.benchmarks.processbench import scoring as pb
@@ -22,8 +22,10 @@ from rmbench_client.benchmarks.processbench.summary import ProcessBenchSummary, 
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
-from rmbench_client.results import Estimate
-from rmbench_client.summary import read_summary
+from rmbench_client.results import comparison
+from rmbench_client.results import typed as results
+from rmbench_client.results.summary import read_summary
+from rmbench_client.results.typed import Estimate
 
 
 def sol(rid: str, label: int, steps: int, *scores: float) -> PromptScores:

@@ -43,9 +43,9 @@ from helpers_cli import (
 from helpers_data import same_up_to_batching
 from helpers_ray import RAY_2_52_WARNINGS, group_alive, node_processes, server_processes, servers_on, token_auth
 
-from rmbench_client.config_loading import load_config
+from rmbench_client.cluster.discovery import is_replica_of, list_actors, url_of
+from rmbench_client.config.loading import load_config
 from rmbench_client.launcher import start_servers, stop_servers
-from rmbench_client.ray_discovery import is_replica_of, list_actors, url_of
 
 # Every node, and every process that joins the cluster, on 127.0.0.1 (../shared/notes/ray-local-cluster.md).
 LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}

@@ -15,10 +15,10 @@ import pytest
 import yaml
 from helpers_cli import cli, one_error_line
 
-from rmbench_client.config_loading import load_config
+from rmbench_client.cluster.discovery import dashboard_url
+from rmbench_client.cluster.placement import capacity_error, fits
+from rmbench_client.config.loading import load_config
 from rmbench_client.errors import ConfigError
-from rmbench_client.launcher.ray_cluster import capacity_error, fits
-from rmbench_client.ray_discovery import dashboard_url
 
 SERVE = {"engine": "vllm-cpu", "path": "models/tiny/reward"}
 GPU_SERVE = {"engine": "vllm", "path": "m", "cluster": "ray", "resources": {"GPU": 2}}
@@ -104,8 +104,8 @@ def test_run_without_a_cluster_address_is_one_error(tmp_path):
 
 
 def test_ray_is_imported_only_when_used():
-    modules = "rmbench_client.cli, rmbench_client.model_kinds.factory, rmbench_client.launcher.ray_cluster"
-    code = f"import sys, {modules}, rmbench_client.ray_discovery; assert 'ray' not in sys.modules, 'ray imported'"
+    modules = "rmbench_client.cli, rmbench_client.model_kinds.factory, rmbench_client.cluster.placement"
+    code = f"import sys, {modules}, rmbench_client.cluster.discovery; assert 'ray' not in sys.modules, 'ray imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -22,7 +22,7 @@ import pytest
 from conftest import port
 from helpers_ray import RAY_2_52_WARNINGS, group_alive, token_auth
 
-from rmbench_client.launcher import ray_replica
+from rmbench_client.cluster import replica as ray_replica
 
 LOOPBACK_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 os.environ.update(LOOPBACK_ENV)

@@ -16,10 +16,10 @@ import yaml
 from fake_ray_dashboard import FakeDashboard, actor, crowd
 from helpers_cli import cli, one_error_line
 
-from rmbench_client.config_loading import load_config
+from rmbench_client.cluster.auth import find_token
+from rmbench_client.cluster.discovery import RayEndpoints, list_actors, replicas_by_node, url_of
+from rmbench_client.config.loading import load_config
 from rmbench_client.errors import ConfigError, EndpointError
-from rmbench_client.ray_auth import find_token
-from rmbench_client.ray_discovery import RayEndpoints, list_actors, replicas_by_node, url_of
 
 RECORDED = Path(__file__).parent / "recorded"
 RELEASES = ["2.52.0", "2.60.0"]  # the oldest and the newest of pyproject's `ray` range

@@ -18,10 +18,10 @@ from helpers_report import PER_FILE, chromium, lost, open_page, samples, shown_i
 
 from rmbench_client import constants as C
 from rmbench_client.cli import main
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.report import page as html
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 
 @pytest.fixture(scope="module")

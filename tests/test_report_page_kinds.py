@@ -13,9 +13,9 @@ from helpers_report import chromium, constructed_run, open_page, samples, shown_
 
 from rmbench_client import constants as C
 from rmbench_client.cli import main
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 
 @pytest.fixture(scope="module")

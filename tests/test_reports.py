@@ -16,10 +16,10 @@ from rmbench_client import constants as C
 from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.rm_bench.heatmap import write_heatmaps
 from rmbench_client.cli.compare import add_compare_parser, cmd_compare
-from rmbench_client.comparison import load_runs
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report.compare import bar_chart, render
+from rmbench_client.results.comparison import load_runs
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 RMBENCH = registry.get("rm-bench")

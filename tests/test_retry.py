@@ -13,12 +13,12 @@ import httpx
 import pytest
 from helpers_http import Recorder, endpoint
 
-import rmbench_client.endpoint_pool as scheduler
+import rmbench_client.pool.endpoint_pool as scheduler
 from rmbench_client import constants as C
-from rmbench_client import retry
+from rmbench_client.backends import retry
 from rmbench_client.backends.transport import request_json
-from rmbench_client.endpoint_pool import EndpointPool
 from rmbench_client.errors import EndpointError, RetryableError, SampleError, ShapeError
+from rmbench_client.pool.endpoint_pool import EndpointPool
 
 pytestmark = pytest.mark.timeout(60)
 URL = "http://rm.test"

@@ -17,12 +17,12 @@ from hub_schemas import RB2_SCHEMA, hub_shard, rb2_record, write_parquet
 from rmbench_client.benchmarks.reward_bench_2 import BENCHMARK
 from rmbench_client.benchmarks.reward_bench_2 import scoring as rb2
 from rmbench_client.cli import main
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import UNPARSED_RATINGS, PromptScores
-from rmbench_client.results import load_result
-from rmbench_client.runner import run
+from rmbench_client.results.typed import load_result
+from rmbench_client.run.runner import run
 
 TANH_HALF = math.tanh(-0.5)
 
@@ -368,8 +368,8 @@ def test_longer_baseline_run_matches_hand_computed_and_rescores(tmp_path, rb2_fi
 
 
 def test_compare_two_runs_by_subset_and_score(tmp_path):
-    from rmbench_client.comparison import load_runs, notes
     from rmbench_client.report.compare import render
+    from rmbench_client.results.comparison import load_runs, notes
 
     a = score("reward-bench-2", [p("1", "Math", [2], [1, 0, 0]), *TIES_CASE], samples=10)
     b = score("reward-bench-2", [p("1", "Math", [0], [1, 0, 0]), p("2", "Focus", [1], [1, 0, 0])], samples=10)

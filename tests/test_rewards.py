@@ -7,7 +7,7 @@ import math
 import pytest
 
 from rmbench_client.backends.vllm import VllmReward
-from rmbench_client.config import RewardOptions, RoleConfig
+from rmbench_client.config.schema import RewardOptions, RoleConfig
 from rmbench_client.errors import ConfigError
 from rmbench_client.model_kinds.dpo import reduce, reduce_value, summarize
 from rmbench_client.model_kinds.reward import RewardModel

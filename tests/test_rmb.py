@@ -18,13 +18,13 @@ from rmbench_client.benchmarks.rmb import BENCHMARK
 from rmbench_client.benchmarks.rmb import scoring as rmb
 from rmbench_client.cli import main
 from rmbench_client.cli.data import _describe, inventory
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report import page as html
-from rmbench_client.runner import run
-from rmbench_client.score_files import read_scores
+from rmbench_client.results.score_files import read_scores
+from rmbench_client.run.runner import run
 
 CHAT = "Helpfulness/Chat/Discussion"
 CODE = "Helpfulness/Code/Documentation"

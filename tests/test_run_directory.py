@@ -19,7 +19,7 @@ from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
 from rmbench_client.benchmarks.shared import eval_sets
 from rmbench_client.errors import RunLockedError
-from rmbench_client.run_directory import RunDirectory, _probe_read_only, running_pid, write_atomic
+from rmbench_client.results.run_directory import RunDirectory, _probe_read_only, running_pid, write_atomic
 
 DERIVED = [
     C.SUMMARY_FILE,
@@ -116,7 +116,7 @@ def test_the_lock_names_its_holder_and_goes_with_its_process(tmp_path):
     hold = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from rmbench_client.run_directory import RunDirectory\n"
+        "from rmbench_client.results.run_directory import RunDirectory\n"
         "with RunDirectory(Path(sys.argv[1])):\n"
         "    print('held', flush=True)\n"
         "    time.sleep(120)\n"

@@ -19,11 +19,11 @@ from fake_reward_faults import MODEL, FakeVllm
 from helpers_cli import CLI, cli, one_error_line, stored, summary
 
 from rmbench_client import constants as C
-from rmbench_client import runner, scoring_loop
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.errors import ConfigError
-from rmbench_client.interrupts import Interrupted, RunSignals
-from rmbench_client.run_directory import STORE_FILES
+from rmbench_client.results.run_directory import STORE_FILES
+from rmbench_client.run import runner, scoring_loop
+from rmbench_client.run.interrupts import Interrupted, RunSignals
 
 pytestmark = pytest.mark.timeout(120)
 PROMPTS = 6

@@ -11,9 +11,9 @@ import pytest
 from helpers_data import require_ixc, require_rmbench
 
 from rmbench_client.cli import main
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 LEVELS = ("easy", "normal", "hard", "avg")
 

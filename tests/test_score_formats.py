@@ -23,7 +23,7 @@ from rmbench_client.benchmarks.shared.eval_sets import hub_json
 from rmbench_client.cli import main
 from rmbench_client.errors import DataError
 from rmbench_client.examples import Example, PromptScores
-from rmbench_client.score_files import read_scores, summarize
+from rmbench_client.results.score_files import read_scores, summarize
 
 REWARD_BENCH = registry.get("reward-bench")
 

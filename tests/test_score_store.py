@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from rmbench_client.errors import ConfigError
-from rmbench_client.score_store import STORE_FORMAT, ScoreStore, UnitKeys, key_prefix, unit_key
+from rmbench_client.run.score_store import STORE_FORMAT, ScoreStore, UnitKeys, key_prefix, unit_key
 
 SERVED = {"id": "tiny-reward", "root": "/models/tiny/reward", "max_model_len": 4096}
 

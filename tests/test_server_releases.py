@@ -39,7 +39,7 @@ def test_no_vllm_installed_means_latest_entry_and_no_flag_an_older_release_rejec
 def test_gpu_serve_takes_the_flags_of_the_vllm_on_the_path(tmp_path, monkeypatch, caplog, version, scale_out):
     """A GPU `serve` without vLLM in the server environment runs the `vllm` on the PATH: its flags are those of the
     release installed where that script runs (its shebang's environment); none found, none that 0.13-0.26 reject."""
-    from rmbench_client.config import RoleConfig
+    from rmbench_client.config.schema import RoleConfig
     from rmbench_client.launcher.commands import server_command
 
     monkeypatch.setenv("RMBENCH_SERVER_VENV", str(tmp_path / "empty"))
@@ -77,7 +77,7 @@ def test_refused_flag_names_flag_and_release():
 def test_another_server_environment_from_the_environment_variable(tmp_path, monkeypatch):
     """`make compat` starts each release from its own environment: $RMBENCH_SERVER_VENV names it, and the command
     runs that environment's python with that release's entry module and flags."""
-    from rmbench_client.config_loading import load_config
+    from rmbench_client.config.loading import load_config
     from rmbench_client.launcher.commands import server_command
 
     repo = Path(__file__).resolve().parents[1]

@@ -29,8 +29,8 @@ from conftest import (
 )
 from helpers_cli import cli
 
-from rmbench_client.config import RunConfig
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.errors import ServerError
 from rmbench_client.launcher import ServerInfo, server_command, server_env, start_servers, stop_servers
 

@@ -367,7 +367,7 @@ def test_requests_go_through_the_proxy_the_environment_names(monkeypatch):
 
 @pytest.mark.parametrize(("key", "message"), [("abc\n", "line break"), ("ab\rc", "line break"), ("kéy✓", "Latin-1")])
 def test_an_api_key_that_cannot_be_a_header_is_a_config_error(monkeypatch, key, message):
-    from rmbench_client.config import RoleConfig
+    from rmbench_client.config.schema import RoleConfig
     from rmbench_client.errors import ConfigError
 
     monkeypatch.setenv("MY_KEY", key)
@@ -381,7 +381,7 @@ def test_the_roles_httpx_client_uses_the_proxy_too(monkeypatch):
     """The judge's openai client and the probes speak httpx on the role's session: HTTP_PROXY holds for them too."""
     from forward_proxy import ForwardProxy
 
-    from rmbench_client.config import ClientOptions, RoleConfig
+    from rmbench_client.config.schema import ClientOptions, RoleConfig
     from rmbench_client.model_kinds.factory import make_client, make_transport
 
     for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
@@ -426,7 +426,7 @@ class TrickleServer(Server):
 def test_a_trickled_answer_ends_at_the_request_deadline_on_both_paths():
     """The scoring path (the session's `send`) and the httpx clients on it (the judge's openai client, the probes)
     both end a request at client.request_timeout, though its bytes keep coming faster than the read timeout."""
-    from rmbench_client.config import ClientOptions, RoleConfig
+    from rmbench_client.config.schema import ClientOptions, RoleConfig
     from rmbench_client.model_kinds.factory import make_client, make_transport
 
     options = ClientOptions(read_timeout=0.5, request_timeout=0.6)

@@ -13,8 +13,8 @@ from fake_reward_faults import MODEL, FakeVllm
 from helpers_cli import stored
 
 from rmbench_client import constants as C
-from rmbench_client import planning, runner
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
+from rmbench_client.run import planning, runner
 
 pytestmark = pytest.mark.timeout(60)
 PROMPTS = 10  # 20 texts: one shared request of every prompt

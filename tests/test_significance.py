@@ -16,7 +16,6 @@ from helpers_scoring import score
 from rich.console import Console
 from scipy.stats import binomtest
 
-from rmbench_client import comparison
 from rmbench_client import constants as C
 from rmbench_client.benchmarks import registry as benchmarks
 from rmbench_client.benchmarks.shared.significance import compare
@@ -24,7 +23,8 @@ from rmbench_client.cli.compare import add_compare_parser, cmd_compare
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report.compare import chart_bars
-from rmbench_client.score_files import read_scores
+from rmbench_client.results import comparison
+from rmbench_client.results.score_files import read_scores
 
 RM = benchmarks.get("rm-bench")
 RB = benchmarks.get("reward-bench")

@@ -18,12 +18,12 @@ from scipy.stats import spearmanr
 from rmbench_client.benchmarks.rm_bench import constants as rmbench_c
 from rmbench_client.benchmarks.shared.style_bias import spearman
 from rmbench_client.cli import main
-from rmbench_client.config_loading import load_config
+from rmbench_client.config.loading import load_config
 from rmbench_client.datasets import load_dataset
 from rmbench_client.errors import DataError
 from rmbench_client.examples import PromptScores
 from rmbench_client.report.printing import print_summary
-from rmbench_client.runner import run
+from rmbench_client.run.runner import run
 
 PAIRS = ("concise<detailed", "concise<markdown", "detailed<markdown")
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from conftest import SERVER_PYTHON, transformers_render
 
-from rmbench_client.chat_templates import load_template, resolve_template
-from rmbench_client.config import RoleConfig
+from rmbench_client.config.schema import RoleConfig
 from rmbench_client.errors import ConfigError
+from rmbench_client.model_kinds.chat_templates import load_template, resolve_template
 
 TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}{{ eos_token }}{% endfor %}"
@@ -235,8 +235,8 @@ def test_auto_from_the_hub_prefers_chat_template_jinja(tmp_path):
     repos = {"org/new": {"tokenizer_config.json": config, "chat_template.jinja": b"new {{ bos_token }}"},
              "org/old": {"tokenizer_config.json": config}, "org/legacy": legacy}  # fmt: skip
     script = (
-        "from rmbench_client.chat_templates import resolve_template\n"
-        "from rmbench_client.config import RoleConfig\n"
+        "from rmbench_client.model_kinds.chat_templates import resolve_template\n"
+        "from rmbench_client.config.schema import RoleConfig\n"
         "for repo in ('org/new', 'org/old', 'org/legacy'):\n"
         "    role = RoleConfig.from_data({'served_model': 'm', 'endpoints': ['http://127.0.0.1:1'],"
         " 'serve': {'path': repo}})\n"
@@ -274,7 +274,7 @@ def test_jinja_with_known_sandbox_escapes_is_refused():
     from conftest import REPO
 
     from rmbench_client import constants as C
-    from rmbench_client.chat_templates import _check_jinja
+    from rmbench_client.model_kinds.chat_templates import _check_jinja
 
     dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     assert f"jinja2>={C.JINJA_MIN_VERSION}" in dependencies and C.JINJA_MIN_VERSION == "3.1.6"

@@ -19,7 +19,7 @@ from helpers_cli import RUN_TIMEOUT, cli, scores_only, start_run, stored, summar
 from helpers_data import require_rmbench
 from proxy import FaultProxy, Faults
 
-from rmbench_client.config import RunConfig
+from rmbench_client.config.schema import RunConfig
 from rmbench_client.launcher import start_servers, stop_servers
 
 pytestmark = pytest.mark.server

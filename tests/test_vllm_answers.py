@@ -15,12 +15,12 @@ import httpx
 import pytest
 from helpers_http import Recorder, endpoint
 
-import rmbench_client.endpoint_pool as scheduler
+import rmbench_client.pool.endpoint_pool as scheduler
 from rmbench_client.backends.base import Endpoint
 from rmbench_client.backends.transport import decode_json
 from rmbench_client.backends.vllm import VllmLogprobs, VllmReward, generate_logprobs, token_logprobs
-from rmbench_client.endpoint_pool import EndpointPool
 from rmbench_client.errors import SampleError, ShapeError
+from rmbench_client.pool.endpoint_pool import EndpointPool
 
 URL = "http://rm.test"
 

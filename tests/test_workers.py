@@ -34,8 +34,8 @@ from helpers_cli import (
 )
 from helpers_data import same_up_to_batching
 
-from rmbench_client.config import RunConfig
-from rmbench_client.workers import shards, worker_config
+from rmbench_client.config.schema import RunConfig
+from rmbench_client.run.workers import shards, worker_config
 
 SIM_SERVER = REPO / "bench" / "sim_server.py"
 SIM_TEMPLATE = (  # what bench/sim_server.py renders (its `render`)

@@ -1,4 +1,6 @@
-"""Server backends: one file per server kind, behind the Protocols of `base`; the tables below pick them."""
+"""Server backends: one file per server kind, behind the Protocols of `base`; the tables below pick them. Beside
+them: `retry` (when a failed request is retried, and after how long) and `identity` (how each server names its
+model)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ import httpx
 import orjson
 
 from ..errors import EndpointError, RetryableError, SampleError, ShapeError
-from ..retry import retry_after_seconds, should_retry
 from .base import Endpoint
+from .retry import retry_after_seconds, should_retry
 
 log = logging.getLogger(__name__)
 JSON_HEADERS = {"content-type": "application/json"}

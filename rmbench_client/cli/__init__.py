@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_score(args: argparse.Namespace, console: Console) -> int:
     from ..blas_threads import few_blas_threads
     from ..report.printing import print_summary
-    from ..score_files import summarize
+    from ..results.score_files import summarize
 
     with few_blas_threads():  # read_scores, or a results file's subsets
         summary = summarize(args.paths, args.domain, seed=args.seed, threshold=args.threshold)
@@ -133,7 +133,7 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
 
 
 def _serve_config(path: str) -> Any:
-    from ..config_loading import load_config, read_yaml
+    from ..config.loading import load_config, read_yaml
 
     data = read_yaml(path)
     return load_config(path, {} if "model" in data else {"model": "serve"})

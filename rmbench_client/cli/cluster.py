@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import constants as C
-from ..config import RunConfig
+from ..config.schema import RunConfig
 
 
 def serve_replicas(
@@ -17,7 +17,7 @@ def serve_replicas(
     timeout: float = C.SERVER_READY_TIMEOUT_S,
 ) -> list[str]:  # fmt: skip
     """Start the Ray roles' replicas (if any), print where each runs; the Ray roles."""
-    from ..launcher.ray_cluster import ray_roles, serve_on_ray
+    from ..cluster.placement import ray_roles, serve_on_ray
 
     names = ray_roles(cfg, roles)
     if names:
@@ -35,7 +35,7 @@ def serve_replicas(
 
 
 def stop_replicas(cfg: RunConfig, roles: Sequence[str] | None = None) -> list[str]:
-    from ..launcher.ray_cluster import stop_on_ray
+    from ..cluster.placement import stop_on_ray
 
     return stop_on_ray(cfg, roles)
 
@@ -44,7 +44,7 @@ def print_replicas(cfg: RunConfig, as_json: bool) -> int:
     """`status --config C`: the Ray roles' replicas per node, from the cluster's state API."""
     import json
 
-    from ..ray_discovery import dashboard_url, replicas_by_node, url_of
+    from ..cluster.discovery import dashboard_url, replicas_by_node, url_of
 
     roles = {str(r): rc for r, rc in cfg.roles.items() if rc.on_ray}
     if not roles:

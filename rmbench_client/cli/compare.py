@@ -17,12 +17,12 @@ if TYPE_CHECKING:
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     """`rmbench-client compare`: print the comparison; write the chart when asked. Suite directories: their table
     (one row per model), then each benchmark that two or more of them ran, compared as runs are."""
-    from ..suite import per_benchmark, suite_dirs
+    from ..results.suite import per_benchmark, suite_dirs
 
     suites = suite_dirs(args.paths)
     if suites is None:
         return _compare_runs(args, console)
-    from ..suite import markdown
+    from ..results.suite import markdown
 
     table, runs = per_benchmark(suites)
     sys.stdout.write(markdown(table))
@@ -37,9 +37,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 def _compare_runs(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console
 
-    from ..comparison import compared, load_runs, notes
     from ..report import differences
     from ..report.compare import bar_chart, render
+    from ..results.comparison import compared, load_runs, notes
 
     runs = load_runs(args.paths)
     diffs, why_not = compared(runs, seed=args.seed)

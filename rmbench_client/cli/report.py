@@ -19,7 +19,7 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console
 
     from ..report.page import write_report
-    from ..suite import per_benchmark, suite_dirs
+    from ..results.suite import per_benchmark, suite_dirs
 
     suites = suite_dirs(args.paths)
     if suites is None:

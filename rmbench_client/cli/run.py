@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
-from ..config import MAIN_ROLE, RunConfig
-from ..config_loading import load_config, validated
+from ..config.loading import load_config, validated
+from ..config.schema import MAIN_ROLE, RunConfig
 from ..errors import ConfigError
 from .values import seed
-from .watch import add_tracker_arguments, log_runs
+from .watch import add_benchmarks_arguments, add_tracker_arguments, log_runs
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..interrupts import Interrupted
+    from ..run.interrupts import Interrupted
 
 EXIT_INCOMPLETE = 1
 
@@ -42,12 +42,11 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     p.add_argument("--type", choices=["reward", "dpo", "judge", "baseline", "prm"],
                    help="model type (default: reward)")  # fmt: skip
     if suite:
-        p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose "
-                       f"data is present; known: {', '.join(benchmarks.names())})")  # fmt: skip
-        p.add_argument("--data", metavar="DIR", help="a directory with one folder per benchmark, as `data fetch` "
-                       "lays it out (default: data/)")  # fmt: skip
-        p.add_argument("--out", metavar="DIR", help="the model's directory, one run directory per benchmark in it "
-                       "(default: runs/<model>)")  # fmt: skip
+        add_benchmarks_arguments(
+            p,
+            data="a directory with one folder per benchmark, as `data fetch` lays it out (default: data/)",
+            out="the model's directory, one run directory per benchmark in it (default: runs/<model>)",
+        )
     else:
         # not argparse's choices: the config names a plug-in that failed to load, and why
         p.add_argument("--benchmark", metavar="NAME", help=f"default: rm-bench; known: {', '.join(benchmarks.names())}")
@@ -174,8 +173,8 @@ def config(args: argparse.Namespace) -> RunConfig:
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from ..api import run_config  # the Python API's run: the CLI prints what it returns
-    from ..interrupts import EXIT_INTERRUPTED, Interrupted
     from ..report.printing import print_summary
+    from ..run.interrupts import EXIT_INTERRUPTED, Interrupted
 
     cfg = config(args)
     if args.dry_run:
@@ -215,7 +214,7 @@ def interrupted_line(exc: Interrupted, out_dir: str) -> str:
 
 
 def dry_run(cfg: RunConfig, as_json: bool, fresh: bool = False) -> int:
-    from ..planning import plan
+    from ..run.planning import plan
 
     found = plan(cfg, fresh)
     if as_json:

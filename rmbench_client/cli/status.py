@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
-from ..config_loading import load_config
+from ..config.loading import load_config
 from ..errors import DataError
-from ..run_directory import running_pid, unfinished, without_summary
-from ..summary import RunSummary, load_summary
+from ..results.run_directory import running_pid, unfinished, without_summary
+from ..results.summary import RunSummary, load_summary
 
 SUMMARY_KEYS = ("prompts", "scored", "failed", "complete", "partial", "aborted")  # what `status` repeats
 
@@ -92,7 +92,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_status(args: argparse.Namespace, console: Console) -> int:
     if args.config is not None:
-        from ..config_loading import read_yaml
+        from ..config.loading import read_yaml
         from .cluster import print_replicas
 
         data = read_yaml(args.config)

@@ -9,9 +9,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..benchmarks import registry as benchmarks
-from ..config import RunConfig
+from ..config.schema import RunConfig
 from ..errors import DataError
-from ..suite import Planned
+from ..results.suite import Planned
 from .run import EXIT_INCOMPLETE, add_run_arguments, config, dry_run, interrupted_line
 from .watch import log_runs
 
@@ -28,8 +28,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     from ..api import run_config  # the Python API's run
-    from ..interrupts import EXIT_INTERRUPTED, Interrupted
-    from ..suite import SUITE_MD, model_dir, plan_suite, run_suite
+    from ..results.suite import SUITE_MD, model_dir, plan_suite, run_suite
+    from ..run.interrupts import EXIT_INTERRUPTED, Interrupted
 
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None
     root = args.data
@@ -76,7 +76,7 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
 
 def suite_dry_run(planned: list[Planned], as_json: bool, fresh: bool) -> int:
     """Each benchmark's `run --dry-run`, or why it is missing; --json: one object keyed by benchmark."""
-    from ..planning import plan
+    from ..run.planning import plan
 
     if as_json:
         found = {p.name: plan(p.cfg, fresh) if p.cfg is not None else {"missing": p.missing} for p in planned}

@@ -1,5 +1,5 @@
 """`rmbench-client watch DIR --config C`: every new checkpoint under DIR served and evaluated as it is written
-(rmbench_client/watcher.py), until Ctrl-C or SIGTERM (or one pass with --once)."""
+(rmbench_client/training/watcher.py), until Ctrl-C or SIGTERM (or one pass with --once)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from .values import seconds, seconds_or_zero
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..trackers import Tracker
+    from ..report.trackers import Tracker
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -26,12 +26,11 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("directory", metavar="DIR", help="the training run's output directory (one folder per checkpoint)")
     p.add_argument("--config", required=True, metavar="FILE", help="the evaluation YAML; its main role's serve "
                    "section serves each checkpoint")  # fmt: skip
-    p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose data "
-                   f"is present; known: {', '.join(benchmarks.names())})")  # fmt: skip
-    p.add_argument("--data", metavar="DIR", help="one folder per benchmark, as `data fetch` lays it "
-                   "out (default data/)")  # fmt: skip
-    p.add_argument("--out", metavar="DIR", help="one directory per checkpoint and the table "
-                   "(default runs/<model>/watch)")  # fmt: skip
+    add_benchmarks_arguments(
+        p,
+        data="one folder per benchmark, as `data fetch` lays it out (default data/)",
+        out="one directory per checkpoint and the table (default runs/<model>/watch)",
+    )
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts of each benchmark")
     p.add_argument("--role", metavar="ROLE", help="the role the checkpoints are of (default: the run's main role)")
     p.add_argument("--poll", type=seconds, default=C.WATCH_POLL_S, metavar="S", help="seconds between looks for new "
@@ -40,6 +39,15 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                    f"counts once nothing in it changed for S seconds (default {C.WATCH_SETTLE_S:g})")  # fmt: skip
     p.add_argument("--once", action="store_true", help="evaluate the complete checkpoints not yet done, then stop")
     add_tracker_arguments(p)
+
+
+def add_benchmarks_arguments(p: argparse.ArgumentParser, data: str, out: str) -> None:
+    """--benchmarks, --data and --out of the commands that run several benchmarks (suite, watch), with their own
+    help for the last two."""
+    p.add_argument("--benchmarks", metavar="A,B", help="only these benchmarks (default: every benchmark whose data "
+                   f"is present; known: {', '.join(benchmarks.names())})")  # fmt: skip
+    p.add_argument("--data", metavar="DIR", help=data)
+    p.add_argument("--out", metavar="DIR", help=out)
 
 
 def add_tracker_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,7 +63,7 @@ def add_tracker_arguments(p: argparse.ArgumentParser) -> None:
 
 def trackers(args: argparse.Namespace) -> list[Tracker]:
     """The trackers the flags switch on."""
-    from ..trackers import MLflowTracker, WandbTracker
+    from ..report.trackers import MLflowTracker, WandbTracker
 
     found: list[Tracker] = []
     if getattr(args, "mlflow", None):
@@ -74,8 +82,8 @@ def log_runs(args: argparse.Namespace, run_dirs: list[Path]) -> None:
     on = trackers(args)
     if not on:
         return
-    from ..results import load_result
-    from ..trackers import log_result, report_page
+    from ..report.trackers import log_result, report_page
+    from ..results.typed import load_result
 
     try:
         for run_dir in run_dirs:
@@ -99,8 +107,8 @@ def _terminate_as_interrupt(signum: int, frame: FrameType | None) -> None:
 def cmd_watch(args: argparse.Namespace, console: Console) -> int:
     """Exit 0 once every checkpoint tried is done, 1 when one was not evaluated to the end (it is tried again by
     the next watch)."""
-    from ..config_loading import load_config
-    from ..watcher import TABLE_MD, watch
+    from ..config.loading import load_config
+    from ..training.watcher import TABLE_MD, watch
 
     config = load_config(args.config)  # read here: its errors in the command line's words (the API says out=)
     names = [benchmarks.get(n.strip()).name for n in args.benchmarks.split(",")] if args.benchmarks else None

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from .. import constants as C
-from ..config import PrmOptions, RoleConfig, ServeSpec
+from ..config.schema import PrmOptions, RoleConfig, ServeSpec
 from ..errors import ServerError
 from .releases import NEW_CPU_ENTRY, ServerRelease, server_venv, serving_release
 

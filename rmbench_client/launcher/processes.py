@@ -30,7 +30,7 @@ import httpx
 
 from .. import constants as C
 from ..atomic_write import write_atomic
-from ..config import RoleConfig, RunConfig
+from ..config.schema import RoleConfig, RunConfig
 from ..errors import ServerError
 from .commands import bind_host, cpu_set, serve_spec, server_command, server_env, server_key, url_port
 from .releases import installed_release, server_venv
@@ -80,7 +80,7 @@ def _plan(cfg: RunConfig, roles: Sequence[str] | None, repo_root: Path) -> list[
         role_cfg = cfg.roles[role]
         spec = serve_spec(role, role_cfg)
         if spec.cluster == "ray":
-            raise ServerError(f"role {role} is served on a Ray cluster (launcher/ray_cluster.py), not here")
+            raise ServerError(f"role {role} is served on a Ray cluster (cluster/placement.py), not here")
         if spec.gpus and len(spec.gpus) != len(role_cfg.endpoints):
             raise ServerError(f"role {role}: serve.gpus has {len(spec.gpus)} entries for "
                               f"{len(role_cfg.endpoints)} endpoints (one CUDA_VISIBLE_DEVICES value each)")  # fmt: skip

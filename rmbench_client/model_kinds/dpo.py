@@ -24,11 +24,11 @@ import numpy as np
 from ..backends.base import Call, Endpoint, LogprobBackend, Messages, on
 from ..backends.tgi import TgiLogprobs, added_bos_text
 from ..backends.vllm import VllmLogprobs
-from ..chat_templates import PROBE, ChatTemplate, strip_bos
-from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, DataError
 from ..examples import Example, conversation
+from ..pool.endpoint_pool import EndpointPool
 from .base import Unit
+from .chat_templates import PROBE, ChatTemplate, strip_bos
 from .startup import doubled_first_token, template_difference
 
 log = logging.getLogger(__name__)

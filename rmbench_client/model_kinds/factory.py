@@ -1,6 +1,6 @@
 """Building a run's model kind from its config: an HTTP client per role (its own TLS setting and key), one
-endpoint pool per role fed by the role's source (discovery.py), every endpoint admitted by the role's identity
-check (admission.py), and the model kind's start-up checks on the admitted endpoints; from then on every
+endpoint pool per role fed by the role's source (pool/discovery.py), every endpoint admitted by the role's identity
+check (pool/admission.py), and the model kind's start-up checks on the admitted endpoints; from then on every
 connection of a role is checked before it carries a request (backends/connection_check.py)."""
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from typing import Any
 import httpx
 from asyncio_throttle.throttler import Throttler
 
-from ..admission import Admission, kind_of
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
 from ..backends.session import DeadlineClient, Session
 from ..benchmarks.spec import JudgeMode
-from ..chat_templates import resolve_template
-from ..config import ClientOptions, RoleConfig, RunConfig
-from ..discovery import source_for
-from ..endpoint_pool import EndpointPool
+from ..config.schema import ClientOptions, RoleConfig, RunConfig
 from ..errors import ConfigError
+from ..pool.admission import Admission, kind_of
+from ..pool.discovery import source_for
+from ..pool.endpoint_pool import EndpointPool
 from .base import ModelKind
 from .baseline import BaselineModel
+from .chat_templates import resolve_template
 from .dpo import DpoModel
 from .reward import RewardModel
 
@@ -125,7 +125,7 @@ async def open_served(
         sessions: dict[str, Session] = {}
         for name in cfg.roles_used():
             role = cfg.roles[name]
-            source = source_for(name, role)  # a Ray role's: the cluster's state API (ray_discovery), no Ray import
+            source = source_for(name, role)  # a Ray role's: the cluster's state API (cluster.discovery), no Ray import
             transport = sessions[name] = make_transport(role, cfg.client)
             stack.push_async_callback(transport.aclose)
             client = await stack.enter_async_context(make_client(role, cfg.client, transport))

@@ -30,13 +30,13 @@ import httpx
 import openai
 
 from ..backends.base import Endpoint
+from ..backends.retry import retry_after_seconds
 from ..backends.transport import answer_json
 from ..benchmarks.spec import JudgeMode
-from ..config import JudgeOptions
-from ..endpoint_pool import EndpointPool
+from ..config.schema import JudgeOptions
 from ..errors import ConfigError, EndpointError, RetryableError, RmbError, SampleError
 from ..examples import UNPARSED_RATINGS, Example, prompt_text
-from ..retry import retry_after_seconds
+from ..pool.endpoint_pool import EndpointPool
 from .base import Unit
 from .judge_answers import (
     Judgement,

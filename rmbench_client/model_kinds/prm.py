@@ -35,10 +35,10 @@ from typing import Any
 from ..backends.base import Call, Endpoint, on
 from ..backends.vllm import VllmLogprobs
 from ..backends.vllm_prm import VllmStepRewards, step_probability
-from ..config import PrmOptions
-from ..endpoint_pool import EndpointPool
+from ..config.schema import PrmOptions
 from ..errors import ConfigError, SampleError, ShapeError
 from ..examples import Example, Message, conversation, prompt_text
+from ..pool.endpoint_pool import EndpointPool
 from .base import Unit
 from .dpo import DpoModel
 

@@ -27,9 +27,9 @@ from collections import Counter
 from typing import Any
 
 from ..backends.base import Endpoint
-from ..config import JudgeOptions, PrmOptions
-from ..endpoint_pool import EndpointPool
+from ..config.schema import JudgeOptions, PrmOptions
 from ..examples import Example, Message, prompt_text
+from ..pool.endpoint_pool import EndpointPool
 from .base import Unit
 from .judge import ask
 from .judge_answers import answer_text, cut_off

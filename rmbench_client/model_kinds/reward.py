@@ -17,12 +17,12 @@ from typing import Any
 
 from ..backends.base import Call, Endpoint, Messages, TextRewardBackend, on
 from ..backends.vllm import VllmReward
-from ..chat_templates import PROBE, ChatTemplate, strip_bos
-from ..config import RewardOptions, RoleConfig
-from ..endpoint_pool import EndpointPool
+from ..config.schema import RewardOptions, RoleConfig
 from ..errors import ConfigError, EndpointError
 from ..examples import Example, conversation
+from ..pool.endpoint_pool import EndpointPool
 from .base import Unit
+from .chat_templates import PROBE, ChatTemplate, strip_bos
 from .startup import doubled_first_token, template_agrees, template_difference
 
 log = logging.getLogger(__name__)

@@ -7,9 +7,9 @@ import logging
 from dataclasses import dataclass
 
 from ..backends.vllm import VllmTokenizer
-from ..chat_templates import PROBE, ChatTemplate
-from ..endpoint_pool import EndpointPool
 from ..errors import ConfigError, EndpointError
+from ..pool.endpoint_pool import EndpointPool
+from .chat_templates import PROBE, ChatTemplate
 
 log = logging.getLogger(__name__)
 

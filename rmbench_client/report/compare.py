@@ -18,9 +18,9 @@ from rich.table import Table
 
 from .. import constants as C
 from ..benchmarks.shared.formatting import figure, fitted_tables, percent
-from ..comparison import PairedDifferences, Run
 from ..errors import DataError
-from ..run_directory import make_directory, reporting
+from ..results.comparison import PairedDifferences, Run
+from ..results.run_directory import make_directory, reporting
 from . import differences
 
 Cell = str | float | None  # the name column, else a fraction in [0, 1] or None where the run has no value

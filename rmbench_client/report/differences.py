@@ -1,4 +1,4 @@
-"""How compare's paired differences (comparison.py) are shown: terminal tables, Markdown, CSV columns, and the
+"""How compare's paired differences (results/comparison.py) are shown: terminal tables, Markdown, CSV columns, and the
 report page's JSON.
 
 Differences are in percent points: `+3.2 [1.0, 5.1] p=0.004 *` = run minus first run, the paired bootstrap 95%
@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from ..benchmarks.shared.formatting import fitted_tables
-from ..comparison import Difference, PairedDifferences
+from ..results.comparison import Difference, PairedDifferences
 
 
 def cell(d: Difference | None) -> str:

@@ -26,19 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from .. import comparison
 from .. import constants as C
 from ..benchmarks.shared.credits import outcomes, pair_credits
 from ..benchmarks.spec import Benchmark
-from ..comparison import Run, load_runs, paired_scores, samples_file
-from ..data_hashes import file_sha256, prompt_hash
 from ..datasets import load_dataset
 from ..errors import DataError
 from ..examples import Example, PromptScores, prompt_text, response_lengths
-from ..results import failure_records, failures_by_endpoint
-from ..run_directory import make_directory, reporting, write_atomic
-from ..score_files import read_scores
-from ..summary import RunSummary
+from ..results import comparison
+from ..results.comparison import Run, load_runs, paired_scores, samples_file
+from ..results.data_hashes import file_sha256, prompt_hash
+from ..results.run_directory import make_directory, reporting, write_atomic
+from ..results.score_files import read_scores
+from ..results.summary import RunSummary
+from ..results.typed import failure_records, failures_by_endpoint
 from . import differences, process_page
 from .compare import compare_rows
 

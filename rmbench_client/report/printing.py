@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..benchmarks.shared.tables import style_bias_table
-from ..summary import RunSummary, read_summary
+from ..results.summary import RunSummary, read_summary
 
 if TYPE_CHECKING:
     from rich.console import Console

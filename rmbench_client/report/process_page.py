@@ -17,7 +17,7 @@ from typing import Any
 from ..benchmarks.shared.steps import judged_correct
 from ..benchmarks.spec import StepRule
 from ..examples import Example, PromptScores, prompt_text
-from ..summary import RunSummary
+from ..results.summary import RunSummary
 
 
 def misjudged(rec: PromptScores, threshold: float, rule: StepRule) -> list[int]:
