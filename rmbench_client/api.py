@@ -237,19 +237,11 @@ def evaluate(
         return _off_loop(functools.partial(_evaluate, cfg, options), options)
 
 
-async def evaluate_async(
-    config: ConfigSource,
-    *,
-    benchmark: str | None = None,
-    data: str | Path | None = None,
-    out: str | Path | None = None,
-    limit: int | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    fresh: bool = False,
-    heatmaps: bool = False,
-    trackers: Sequence[Tracker] | Tracker = (),
-    step: int | None = None,
-) -> BenchmarkResult:
+async def evaluate_async(  # evaluate's arguments but for the progress bar and signals, which stay the caller's
+    config: ConfigSource, *, benchmark: str | None = None, data: str | Path | None = None,
+    out: str | Path | None = None, limit: int | None = None, overrides: Mapping[str, Any] | None = None,
+    fresh: bool = False, heatmaps: bool = False, trackers: Sequence[Tracker] | Tracker = (), step: int | None = None,
+) -> BenchmarkResult:  # fmt: skip
     """`evaluate` for a caller inside an event loop: the run goes on a thread of its own and the caller's loop keeps
     running (no progress bar; signals stay the caller's). Cancelling the awaiting task (`asyncio.wait_for`'s
     timeout, Ctrl-C under `asyncio.run`) stops the run as Ctrl-C does: within a second its outputs are written,
@@ -313,21 +305,12 @@ def _suite(
     return suite
 
 
-def evaluate_suite(
-    config: ConfigSource,
-    *,
-    benchmarks: Sequence[str] | None = None,
-    data_root: str | Path | None = None,
-    out: str | Path | None = None,
-    limit: int | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    fresh: bool = False,
-    progress: bool = False,
-    heatmaps: bool = False,
-    trackers: Sequence[Tracker] | Tracker = (),
-    step: int | None = None,
-    handle_signals: bool = True,
-) -> SuiteResult:
+def evaluate_suite(  # evaluate's arguments, with the benchmarks and their data's root for its benchmark and data
+    config: ConfigSource, *, benchmarks: Sequence[str] | None = None, data_root: str | Path | None = None,
+    out: str | Path | None = None, limit: int | None = None, overrides: Mapping[str, Any] | None = None,
+    fresh: bool = False, progress: bool = False, heatmaps: bool = False, trackers: Sequence[Tracker] | Tracker = (),
+    step: int | None = None, handle_signals: bool = True,
+) -> SuiteResult:  # fmt: skip
     """Every benchmark whose data is under `data_root` (default data/, one folder per benchmark as `data fetch`
     lays it out), or those named, as `rmbench-client suite` does: one run directory per benchmark under `out`
     (default runs/<model>), and `suite.md` / `suite.json` there. A benchmark whose data is malformed is in
@@ -358,19 +341,11 @@ def _suite_config(
     return base, names
 
 
-async def evaluate_suite_async(
-    config: ConfigSource,
-    *,
-    benchmarks: Sequence[str] | None = None,
-    data_root: str | Path | None = None,
-    out: str | Path | None = None,
-    limit: int | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    fresh: bool = False,
-    heatmaps: bool = False,
-    trackers: Sequence[Tracker] | Tracker = (),
-    step: int | None = None,
-) -> SuiteResult:
+async def evaluate_suite_async(  # evaluate_suite's arguments but for the progress bar and signals
+    config: ConfigSource, *, benchmarks: Sequence[str] | None = None, data_root: str | Path | None = None,
+    out: str | Path | None = None, limit: int | None = None, overrides: Mapping[str, Any] | None = None,
+    fresh: bool = False, heatmaps: bool = False, trackers: Sequence[Tracker] | Tracker = (), step: int | None = None,
+) -> SuiteResult:  # fmt: skip
     """`evaluate_suite` for a caller inside an event loop; cancelled, as `evaluate_async` (the benchmarks not yet
     run are left for the next call)."""
     options, limit = arguments.options(fresh, False, heatmaps, False, trackers, step, limit)

@@ -109,6 +109,26 @@ def undefined_reasons(details: Mapping[str, SplitDetail], splits: Mapping[str, f
     return out
 
 
+def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """compare's columns from the splits' mean values: each split's F1, then the average F1."""
+    return numbers(S.from_means(means, sizes))
+
+
+def headline_intervals(summary: ProcessBenchSummary) -> dict[str, Interval]:
+    """The summary's 95% intervals of the same numbers (none where the number is undefined in every replicate)."""
+    return S.defined(summary.ci.splits | {"average_f1": summary.ci.average_f1})
+
+
+def headline(summary: ProcessBenchSummary) -> list[tuple[str, float | None]]:
+    """compare's columns: the four splits' F1, then their average."""
+    return [(s, summary.splits.get(s)) for s in SPLITS] + [("average_f1", summary.average_f1)]
+
+
+def scored_groups(summary: ProcessBenchSummary) -> list[str]:
+    """The splits the summary scored."""
+    return list(summary.splits)
+
+
 def score(
     records: Records,
     seed: int = 0,
@@ -157,23 +177,3 @@ def score(
                                           "at the length limit, or a critique that named no paragraph of the "
                                           "solution): no prediction, counted as a miss")  # fmt: skip
     return summary
-
-
-def headline_numbers(means: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
-    """compare's columns from the splits' mean values: each split's F1, then the average F1."""
-    return numbers(S.from_means(means, sizes))
-
-
-def headline_intervals(summary: ProcessBenchSummary) -> dict[str, Interval]:
-    """The summary's 95% intervals of the same numbers (none where the number is undefined in every replicate)."""
-    return S.defined(summary.ci.splits | {"average_f1": summary.ci.average_f1})
-
-
-def headline(summary: ProcessBenchSummary) -> list[tuple[str, float | None]]:
-    """compare's columns: the four splits' F1, then their average."""
-    return [(s, summary.splits.get(s)) for s in SPLITS] + [("average_f1", summary.average_f1)]
-
-
-def scored_groups(summary: ProcessBenchSummary) -> list[str]:
-    """The splits the summary scored."""
-    return list(summary.splits)
