@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import platform
+import random
 import re
 from pathlib import Path
 
@@ -153,5 +154,56 @@ def test_every_output_is_what_the_earlier_version_wrote(tmp_path: Path, monkeypa
         GOLDEN.parent.mkdir(exist_ok=True)
         GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
     want = json.loads(GOLDEN.read_text())
+    differ = sorted(k for k in want.keys() | got.keys() if want.get(k) != got.get(k))
+    assert not differ, f"outputs differ from the recorded ones: {differ}"
+
+
+SHARED_GOLDEN = Path(__file__).parent / "golden" / "shared-scores.json"
+
+
+def _prm_samples(path: Path) -> None:
+    """PRMBench's records, each with seeded step scores, as samples.jsonl lines (the first record of a repeated id)."""
+    from rmbench_client.benchmarks import registry
+
+    bench, rng, seen = registry.get("prmbench"), random.Random(7), set()
+    with path.open("w", encoding="utf-8") as out:
+        for file in bench.files_in(SHARED / "prmbench"):
+            for i, line in enumerate(file.read_text(encoding="utf-8").splitlines()):
+                ex = bench.parse_record(json.loads(line), file, i)
+                if ex is None or ex.id in seen:
+                    continue
+                seen.add(ex.id)
+                scores = [round(rng.random(), 4) for _ in ex.steps]
+                out.write(json.dumps({"benchmark": "prmbench", "id": ex.id, "classification": ex.group,
+                                      "step_scores": scores, "step_labels": list(ex.step_labels)}) + "\n")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_every_benchmark_scores_the_whole_shared_data_as_before(tmp_path: Path) -> None:
+    """The numbers on all of the shared data (not the golden test's slices): baseline runs over RM-Bench, JudgeBench
+    and RMB, the published IXC-2.5 scores re-scored, PRMBench's records with seeded step scores at two thresholds."""
+    if not (SHARED / "prmbench").is_dir() or not (SHARED / "rmb").is_dir():
+        pytest.skip(f"the shared data is not in {SHARED}; set RMBENCH_DATA_DIR to its rm-bench directory")
+    got: dict[str, str] = {}
+    for bench in ("rm-bench", "judgebench", "rmb"):
+        for model in ("baseline:longer", "baseline:random", "baseline:markdown"):
+            out = tmp_path / bench / model.split(":")[1]
+            proc = cli("run", "--model", model, "--benchmark", bench, "--data", str(SHARED / bench), "--out",
+                       str(out), "--no-progress", "--no-heatmaps")  # fmt: skip
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            for path in sorted(out.rglob("*")):
+                if path.is_file() and path.name != ".lock" and not path.name.startswith("scores.sqlite"):
+                    got[f"{bench}/{model}/{path.relative_to(out)}"] = _digest(path, str(tmp_path))
+    published = SHARED / "reference-results" / "ixc25-reward-rm-bench-scores.json"
+    scored = {"ixc25": cli("score", str(published), "--json", "--domain", "chat")}
+    _prm_samples(tmp_path / "prm.jsonl")
+    for threshold in ("0.5", "0.3"):
+        scored[f"prmbench@{threshold}"] = cli("score", str(tmp_path / "prm.jsonl"), "--json", "--threshold", threshold)
+    for name, proc in scored.items():
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got[f"score {name}"] = hashlib.sha256(proc.stdout.encode()).hexdigest()
+    if os.environ.get("RMBENCH_WRITE_GOLDEN"):
+        SHARED_GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    want = json.loads(SHARED_GOLDEN.read_text())
     differ = sorted(k for k in want.keys() | got.keys() if want.get(k) != got.get(k))
     assert not differ, f"outputs differ from the recorded ones: {differ}"
