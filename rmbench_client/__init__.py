@@ -10,10 +10,9 @@ Results are typed (`BenchmarkResult`, `SuiteResult`, `Scores`, `Comparison`); er
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
 # The public API, imported on first use (PEP 562): `import rmbench_client` stays as light as the command line needs,
-# and changes nothing in the process (no environment variable, no other module).
+# and changes nothing in the process (no environment variable, no other module). `__version__` too: in a checkout it
+# may ask git (version.py).
 _EXPORTS = {
     "evaluate": "api",
     "evaluate_async": "api",
@@ -93,6 +92,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # the same names, as type checkers and readers see them
+    __version__: str
     from .analysis import compare, rescore
     from .api import (
         ConfigSource,
@@ -132,6 +132,10 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from .version import client_version
+
+        return client_version()
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'rmbench_client' has no attribute {name!r}")
@@ -143,4 +147,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+    return sorted([*globals(), *_EXPORTS, "__version__"])

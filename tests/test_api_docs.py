@@ -118,7 +118,7 @@ def test_watch_rows_and_results_are_typed_in_the_json_they_come_from(tmp_path):
     assert row.done and row.step == 5 and cell.status == "partial" and cell.headline_name == "avg"
     result = rmb.load_result(row.directory / "rm-bench")
     assert cell.headline == result.headline and isinstance(cell.headline, rmb.Estimate)
-    (again,) = rmb.watch(root, cfg, out=tmp_path / "eval", once=True, settle=0.0)  # read back, not run again
+    (again,) = rmb.watch(root, cfg, out=tmp_path / "eval", data_root=data.parent, once=True, settle=0.0)  # read back
     assert again == row
     table = json.loads((tmp_path / "eval" / "watch.json").read_text())
     assert table["checkpoints"][0]["results"]["rm-bench"]["value"] == result.headline.value

@@ -10,7 +10,6 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import __version__
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..errors import RmbError, UserError
@@ -52,11 +51,24 @@ class _Parser(argparse.ArgumentParser):
         return found, extras
 
 
+class _Version(argparse.Action):
+    """--version: the client's version, read only when asked (in a checkout it may ask git: version.py)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from ..version import client_version
+
+        sys.stdout.write(f"rmbench-client {client_version()}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
     parser = _Parser(prog="rmbench-client", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
-    parser.add_argument("--version", action="version", version=f"rmbench-client {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=argparse.ArgumentParser)
     run.add_parser(sub, common)
     suite.add_parser(sub, common)
