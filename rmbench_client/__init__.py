@@ -38,6 +38,7 @@ _EXPORTS = {
     "Difference": "results.comparison",
     "RunInterrupted": "results.typed",
     "Status": "results.typed",
+    "Stamp": "results.stamp",
     "Tracker": "report.trackers",
     "MLflowTracker": "report.trackers",
     "WandbTracker": "report.trackers",
@@ -77,6 +78,7 @@ __all__ = [
     "Difference",
     "RunInterrupted",
     "Status",
+    "Stamp",
     "Tracker",
     "MLflowTracker",
     "WandbTracker",
@@ -116,6 +118,7 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
     )
     from .report.trackers import MLflowTracker, Tracker, WandbTracker
     from .results.comparison import Difference
+    from .results.stamp import Stamp
     from .results.typed import (
         BenchmarkResult,
         Comparison,

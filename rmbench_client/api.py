@@ -16,6 +16,7 @@ the caller's: its signal handlers get the signals a run caught once its outputs 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import signal
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +31,7 @@ from .config.schema import MAIN_ROLE, RunConfig
 from .errors import ConfigError, DataError
 from .examples import Example
 from .report.trackers import Tracker, bind, logged, report_page
+from .results.stamp import Origin, call_text, made_by, read_stamp
 from .results.typed import (
     BenchmarkResult,
     RunInterrupted,
@@ -149,7 +151,7 @@ def _off_loop(job: Callable[[RunSignals], _R], options: arguments.Options) -> _R
     trackers bound first in the caller's thread."""
     bind(options.trackers)
     signals = RunSignals(handle=options.handle_signals)
-    call = functools.partial(job, signals)
+    call = functools.partial(contextvars.copy_context().run, job, signals)  # on a thread too: what made it (stamp)
     return event_loop.off_loop(call, functools.partial(_interrupted, signals), _ended, signals.held)
 
 
@@ -157,7 +159,8 @@ async def _in_thread(job: Callable[[RunSignals], _R], options: arguments.Options
     """`job`, the whole of an async call, on a thread of its own; cancelled, it is stopped (`event_loop.in_thread`)."""
     bind(options.trackers)  # in the caller's thread, where its active run is
     signals = RunSignals(handle=False)
-    return await event_loop.in_thread(functools.partial(job, signals), signals.stop)
+    call = functools.partial(contextvars.copy_context().run, job, signals)  # what made it (stamp), on the thread
+    return await event_loop.in_thread(call, signals.stop)
 
 
 def _evaluate(cfg: RunConfig, options: arguments.Options, signals: RunSignals) -> BenchmarkResult:
@@ -232,7 +235,9 @@ def evaluate(
         EndpointError: the servers cannot be used at all (unreachable at start, wrong model, rejected key).
     """
     options, limit = arguments.options(fresh, progress, heatmaps, handle_signals, trackers, step, limit)
-    with in_api_words():
+    call = call_text("evaluate", config, benchmark=benchmark, data=data, out=out, limit=limit, overrides=overrides,
+                     fresh=fresh)  # fmt: skip
+    with in_api_words(), made_by(Origin(call=call)):
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         return _off_loop(functools.partial(_evaluate, cfg, options), options)
 
@@ -248,7 +253,9 @@ async def evaluate_async(  # evaluate's arguments but for the progress bar and s
     saying it was cancelled, and its lock released, before the CancelledError reaches the caller; the same call
     then resumes it."""
     options, limit = arguments.options(fresh, False, heatmaps, False, trackers, step, limit)
-    with in_api_words():
+    call = call_text("evaluate_async", config, benchmark=benchmark, data=data, out=out, limit=limit,
+                     overrides=overrides, fresh=fresh)  # fmt: skip
+    with in_api_words(), made_by(Origin(call=call)):
         cfg = _evaluation(config, overrides, benchmark=benchmark, data=data, out=out, limit=limit)
         return await _in_thread(functools.partial(_evaluate, cfg, options), options)
 
@@ -299,6 +306,7 @@ def _suite(
         errors={n: c["why"] for n, c in rows.items() if c["status"] == "error"},
         not_run={n: why for n, why in not_run.items() if n not in results},  # a signal before it began: aborted
         interrupted_by=caught,
+        stamp=read_stamp(table.get("stamp")),
     )
     if caught is not None:
         signals.hand_on(caught, RunInterrupted(caught, suite.directory, suite))
@@ -326,7 +334,9 @@ def evaluate_suite(  # evaluate's arguments, with the benchmarks and their data'
         RunLockedError, EndpointError: as `evaluate`.
     """
     options, limit = arguments.options(fresh, progress, heatmaps, handle_signals, trackers, step, limit)
-    with in_api_words():
+    call = call_text("evaluate_suite", config, benchmarks=benchmarks, data_root=data_root, out=out, limit=limit,
+                     overrides=overrides, fresh=fresh)  # fmt: skip
+    with in_api_words(), made_by(Origin(call=call)):
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         return _off_loop(functools.partial(_suite, base, names, data_root, options), options)
 
@@ -349,7 +359,9 @@ async def evaluate_suite_async(  # evaluate_suite's arguments but for the progre
     """`evaluate_suite` for a caller inside an event loop; cancelled, as `evaluate_async` (the benchmarks not yet
     run are left for the next call)."""
     options, limit = arguments.options(fresh, False, heatmaps, False, trackers, step, limit)
-    with in_api_words():
+    call = call_text("evaluate_suite_async", config, benchmarks=benchmarks, data_root=data_root, out=out,
+                     limit=limit, overrides=overrides, fresh=fresh)  # fmt: skip
+    with in_api_words(), made_by(Origin(call=call)):
         base, names = _suite_config(config, benchmarks, data_root, out, limit, overrides)
         return await _in_thread(functools.partial(_suite, base, names, data_root, options), options)
 

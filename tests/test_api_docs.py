@@ -118,6 +118,7 @@ def test_watch_rows_and_results_are_typed_in_the_json_they_come_from(tmp_path):
     assert row.done and row.step == 5 and cell.status == "partial" and cell.headline_name == "avg"
     result = rmb.load_result(row.directory / "rm-bench")
     assert cell.headline == result.headline and isinstance(cell.headline, rmb.Estimate)
+    assert result.stamp is not None and result.stamp.call.startswith(f"rmbench_client.watch({str(root)!r}, <dict>, ")
     (again,) = rmb.watch(root, cfg, out=tmp_path / "eval", data_root=data.parent, once=True, settle=0.0)  # read back
     assert again == row
     table = json.loads((tmp_path / "eval" / "watch.json").read_text())

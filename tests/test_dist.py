@@ -29,7 +29,8 @@ def _build(tmp_path: Path) -> Path:
     clone, out = tmp_path / "clone", tmp_path / "dist"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
     run = {"capture_output": True, "text": True, "timeout": 300, "check": True}
-    subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(out), str(clone)], **run)
+    build = [sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", str(out), str(clone)]
+    subprocess.run(build, **run)
     pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
     subprocess.run([*pip, "-w", str(out), str(clone)], **run)
     (sdist,) = out.glob("*.tar.gz")

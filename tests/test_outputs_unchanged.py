@@ -6,7 +6,13 @@ A refactor must not change a number, a file or a message. The recorded digests (
 written by the code before the package was reorganised around one folder per benchmark; `RMBENCH_WRITE_GOLDEN=1`
 records them again, which is only right when an output is meant to change (say so in the commit). Paths are compared
 as <TMP> and <SHARED>: the digests were recorded again so when the shared data's path was found to be in them, from
-outputs byte for byte equal to the earlier version's on the machine that recorded them."""
+outputs byte for byte equal to the earlier version's on the machine that recorded them.
+
+Every result carries a stamp (results/stamp.py): its environment (the client's version, the Python, the libraries'
+versions) and the time it was written are the machine's and the moment's, not the code's outputs, and are compared
+as placeholders (`unstamped`); the rest of the stamp (the command, the config) byte for byte. The digests were
+recorded again when stamps came, the outputs otherwise unchanged: only the files and pages that carry a stamp
+differed from the earlier digests, and only by it."""
 
 from __future__ import annotations
 
@@ -86,11 +92,25 @@ def _data(root: Path) -> Path:
     return root
 
 
+# a stamp's (and a suite cell's) values that are the environment's and the moment's, as JSON writes them indented
+# or compact
+STAMP_VALUES = re.compile(rb'"(version|python|written)": ?"[^"]*"')
+STAMP_LIBRARIES = re.compile(rb'"libraries": ?\{[^{}]*\}')
+
+
+def unstamped(data: bytes) -> bytes:
+    """The output with its stamps' environment and time as placeholders (<version>, <python>, <written>,
+    <libraries>)."""
+    data = STAMP_VALUES.sub(lambda m: b'"' + m[1] + b'": "<' + m[1] + b'>"', data)
+    return STAMP_LIBRARIES.sub(b'"libraries": "<libraries>"', data)
+
+
 def _digest(path: Path, tmp: str) -> str:
     data = path.read_bytes()
     if path.suffix == ".html":  # the page's data is compressed: the paths in it are compared unpacked
         page = re.compile(rb'(id="data" data-encoding="gzip\+base64">)([^<]*)')
         data = page.sub(lambda m: m[1] + gzip.decompress(base64.b64decode(m[2])), data)
+    data = unstamped(data)
     if path.suffix in (".json", ".jsonl", ".md", ".yaml", ".html", ".csv", ".txt"):
         data = data.replace(tmp.encode(), b"<TMP>")
         # a summary names its data files by their real paths: the shared data lies elsewhere on another machine
@@ -108,7 +128,7 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
 
     def record(name: str, *args: str) -> None:
         proc = cli(*args, env=env, cwd=tmp_path)  # paths relative to it: a table's title wraps alike every time
-        text = f"exit {proc.returncode}\n{proc.stdout}".replace(tmp, "<TMP>")
+        text = unstamped(f"exit {proc.returncode}\n{proc.stdout}".encode()).decode().replace(tmp, "<TMP>")
         for shared in {str(SHARED.resolve()), str(SHARED)}:
             text = text.replace(shared, "<SHARED>")
         out[name] = hashlib.sha256(text.encode()).hexdigest()

@@ -178,7 +178,8 @@ def test_the_suite_runs_it_from_a_data_root(site: Path, tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "s" / NAME / "summary.json").read_text())
     assert results[NAME] | {"run_dir": ""} == {"status": "complete", "headline": "macro",
                                                "value": summary["macro_accuracy"],
-                                               "ci": summary["ci"]["macro_accuracy"], "run_dir": ""}  # fmt: skip
+                                               "ci": summary["ci"]["macro_accuracy"], "run_dir": "",
+                                               "version": summary["stamp"]["version"]}  # fmt: skip
     assert results["pairwise"]["status"] == "missing"  # the built-ins without data
 
 

@@ -61,7 +61,8 @@ def test_importing_the_package_reads_no_version(tmp_path):
     script = (
         "import sys, json\n"
         "import rmbench_client\n"
-        "before = sorted(m for m in ('rmbench_client.version', 'subprocess', 'importlib.metadata') if m in sys.modules)\n"
+        "names = ('rmbench_client.version', 'subprocess', 'importlib.metadata')\n"
+        "before = sorted(m for m in names if m in sys.modules)\n"
         "rmbench_client.__version__\n"
         "print(json.dumps([before, 'rmbench_client.version' in sys.modules]))\n"
     )

@@ -79,10 +79,10 @@ def run(config: Path, data: Path, out: Path, *extra: str) -> subprocess.Complete
 
 
 def without_config(s: dict) -> dict:
-    """The summary but the run's own settings (`--workers` is one of them) and how many prompts each endpoint
-    answered (the URLs, every one of the three)."""
+    """The summary but its stamp (the command and config, `--workers` among them, and when it was written) and how
+    many prompts each endpoint answered (the URLs, every one of the three)."""
     answered = sorted(a["url"] for a in s.get("answered_by", []))
-    return {k: v for k, v in s.items() if k not in ("config", "answered_by")} | {"answered_by": answered}
+    return {k: v for k, v in s.items() if k not in ("stamp", "answered_by")} | {"answered_by": answered}
 
 
 def dry_run(config: Path, data: Path, out: Path) -> dict:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..errors import RmbError, UserError
+from ..results.stamp import Origin, made_by
 from . import run, status, suite, watch
 from .compare import add_compare_parser, cmd_compare
 from .data import add_data_parser, cmd_data
@@ -191,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # never runs. A None entry makes that one import fail at once, and httpx then stubs its `main`. The program
     # decides this for its own process, as it sets up logging; `import rmbench_client` changes nothing.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-    args = build_parser().parse_args(argv)
+    given = list(argv if argv is not None else sys.argv[1:])
+    args = build_parser().parse_args(given)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     for name in ("httpx", "httpx2"):  # no per-request lines (openai 3.x runs on httpx2)
@@ -210,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "watch": watch.cmd_watch,
     }
     try:
-        return commands[args.command](args, console)
+        with made_by(Origin(command=tuple(given))):  # the stamp of every result the command writes
+            return commands[args.command](args, console)
     except UserError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USER_ERROR

@@ -15,6 +15,7 @@ import msgspec
 import yaml
 
 from ..errors import ConfigError, located
+from ..redaction import masked
 from .schema import MAIN_ROLE, RoleConfig, RunConfig
 
 
@@ -96,5 +97,6 @@ def load_config(path: str | Path | None, overrides: Mapping[str, Any] | None = N
 
 
 def dump_config(cfg: RunConfig) -> str:
-    """The config as used, for the run directory (keys come from the environment and are never stored)."""
-    return yaml.safe_dump(cfg.to_data(exclude_none=True), sort_keys=False)
+    """The config as used, for the run directory, with no secret in it (`redaction.masked`: an endpoint's
+    credentials, a server flag's key; keys come from the environment and are never stored)."""
+    return yaml.safe_dump(masked(cfg.to_data(exclude_none=True)), sort_keys=False)

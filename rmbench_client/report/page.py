@@ -230,6 +230,7 @@ def _run_data(
         "steps": steps,
         "threshold": summary.raw.get("threshold"),
         "facts": process_page.facts(summary) if bench.process else [],
+        "stamp": summary.raw.get("stamp"),  # what made the run (results/stamp.py)
     }
 
 

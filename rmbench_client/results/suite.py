@@ -19,12 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..config.schema import RunConfig
 from ..datasets import data_folder
 from ..errors import DataError
 from .run_directory import make_directory, reporting, write_atomic
+from .stamp import stamp
 from .summary import RunSummary, load_summary
 
 SUITE_JSON = "suite.json"
@@ -108,7 +111,8 @@ def run_suite(
         except DataError as exc:  # this benchmark's data; the servers and the other benchmarks are fine
             errors[p.name] = str(exc)
     missing = {p.name: p.missing for p in planned if p.missing}
-    table = write_suite(model_dir(base), base.model, [p.name for p in planned], missing, errors, not_run)
+    table = write_suite(model_dir(base), base.model, [p.name for p in planned], missing, errors, not_run,
+                        msgspec.to_builtins(stamp(base)))  # fmt: skip
     return table, not_run
 
 
@@ -134,6 +138,8 @@ def cell(run_dir: Path) -> dict[str, Any]:
         "ci": summary.intervals().get(headline),
         "run_dir": str(run_dir),
     }
+    if info.stamp is not msgspec.UNSET:  # the client that made this number (an earlier suite's run may be older)
+        out["version"] = info.stamp.version
     if not info.complete:
         out["why"] = "; ".join(info.partial) or "incomplete"
     return out
@@ -146,10 +152,11 @@ def model_row(directory: Path, names: Sequence[str]) -> dict[str, Any]:
 
 def write_suite(
     directory: Path, model: str, names: Sequence[str], missing: dict[str, str], errors: dict[str, str],
-    not_run: dict[str, str],
+    not_run: dict[str, str], made: dict[str, Any],
 ) -> dict[str, Any]:  # fmt: skip
     """suite.json and suite.md in the model's directory; what was written (suite.json's object). `missing`: the
-    benchmarks without data; `not_run`: those with data the suite never ran (stopped before them)."""
+    benchmarks without data; `not_run`: those with data the suite never ran (stopped before them); `made`: the
+    suite's stamp (each cell's run has its own, named by its version)."""
     ran = [n for n in benchmarks.names() if n not in names and (directory / n / C.SUMMARY_FILE).is_file()]
     names = [n for n in benchmarks.names() if n in names or n in ran]  # earlier runs in the directory stay in it
     row = model_row(directory, names)
@@ -159,7 +166,7 @@ def write_suite(
                 row[name] = {"status": status, "why": why}
     for name, why in errors.items():
         row[name] = {"status": "error", "why": why}
-    suite = {"model": model, "benchmarks": list(names), "results": row}
+    suite = {"model": model, "benchmarks": list(names), "results": row, "stamp": made}
     make_directory(directory, "suite directory")
     with reporting(directory, "writing the suite's table", "suite directory"):
         write_atomic(directory / SUITE_JSON, json.dumps(suite, indent=2) + "\n")

@@ -22,6 +22,7 @@ from ..benchmarks import registry
 from ..benchmarks.spec import Benchmark
 from ..errors import DataError
 from .data_hashes import file_sha256, prompt_hashes
+from .stamp import Stamp, stamp
 
 if TYPE_CHECKING:
     from ..config.schema import RunConfig
@@ -80,6 +81,7 @@ class RunInfo(msgspec.Struct, kw_only=True):
     answered_by: list[dict[str, Any]] | UnsetType = UNSET
     warnings: list[str] | UnsetType = UNSET
     judge_cost: dict[str, Any] | UnsetType = UNSET  # what a judge spent on the verdicts of the result
+    stamp: Stamp | UnsetType = UNSET  # what made the result (stamp.py); UNSET in a summary written before stamps
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,7 @@ def run_info(facts: RunFacts, scored: int) -> RunInfo:
         info.changed = list(facts.changes)
     if facts.warnings:
         info.warnings = facts.warnings
+    info.stamp = stamp(cfg, facts.identity)
     return info
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from .. import constants as C
 from ..errors import DataError, UserError
 from .comparison import Difference
+from .stamp import Stamp, read_stamp
 from .summary import RunSummary, load_json, read_summary
 
 Status = Literal["complete", "partial", "failed", "aborted"]
@@ -96,7 +97,8 @@ class BenchmarkResult(Scores):
     partial, failed or aborted). `partial` says in words why the result is not the benchmark's full score;
     `failures` maps a prompt id to why it was not scored; `aborted` says why the run stopped early (an outage, a
     signal, a cancellation), None when it ran to the end. `tracker_errors`: what the trackers refused (the result
-    and its files are whole all the same)."""
+    and its files are whole all the same). `stamp`: what made it (the client's version, the Python, the libraries,
+    when, the command or call and its config); None for a run written before stamps."""
 
     model: str
     run_dir: Path
@@ -108,6 +110,7 @@ class BenchmarkResult(Scores):
     aborted: str | None = None
     sent: int = 0  # what this call sent to the servers (0 when every score was stored already: a resumed run)
     tracker_errors: tuple[str, ...] = ()
+    stamp: Stamp | None = None
 
     @property
     def status(self) -> Status:
@@ -125,7 +128,8 @@ class SuiteResult:
     """A suite: one `BenchmarkResult` per benchmark that was run, under the model's `directory` (with `suite.md`
     and `suite.json`); `missing` (no data), `errors` (data refused) and `not_run` (data there, but the suite was
     stopped before it: the same call runs it) name the benchmarks left out and why. `interrupted_by`: the signal
-    that stopped the suite, handed on to the caller's handler (which returned, or this result would not be here)."""
+    that stopped the suite, handed on to the caller's handler (which returned, or this result would not be here).
+    `stamp`: what wrote the suite's table (each result has its own)."""
 
     model: str
     directory: Path
@@ -134,6 +138,7 @@ class SuiteResult:
     errors: Mapping[str, str] = field(default_factory=dict)
     not_run: Mapping[str, str] = field(default_factory=dict)
     interrupted_by: signal.Signals | None = None
+    stamp: Stamp | None = None
 
     @property
     def complete(self) -> bool:
@@ -287,6 +292,7 @@ def result_of(
         failures=dict(failures if failures is not None else _failures(run_dir)),
         aborted=info.aborted or None,
         sent=sent,
+        stamp=read_stamp(summary.get("stamp")),
     )
 
 

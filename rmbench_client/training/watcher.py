@@ -38,6 +38,7 @@ from ..config.schema import RunConfig, model_folder_problem
 from ..errors import ConfigError, DataError
 from ..report.trackers import Tracker
 from ..results.run_directory import RunDirectory
+from ..results.stamp import Origin, call_text, made_by
 from ..results.suite import data_root_dir
 from ..results.typed import Estimate, RunInterrupted, Status, SuiteResult
 from ..run.interrupts import hand_on, held_for_later
@@ -305,7 +306,9 @@ def watch(
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
     options = {"benchmarks": names, "data_root": data_root, "limit": limit, "trackers": given,
                "handle_signals": handle_signals}  # fmt: skip
-    with RunDirectory(target):
+    call = call_text("watch", directory, config_source, out=out, benchmarks=benchmarks, data_root=data_root,
+                     limit=limit, role=role, once=once)  # fmt: skip
+    with RunDirectory(target), made_by(Origin(call=call)):  # the stamp of every checkpoint's results
         while True:
             done = {r.checkpoint for r in read_rows(target) if r.done}
             for ck in complete_checkpoints(root, settle):

@@ -138,7 +138,18 @@ function renderSummary() {
     .join('')}<td>${r.n ?? ''}</td></tr>`).join('');
   $('#summary').innerHTML = `<table id="summary-table">${head}${rows}</table><p class="help">Percent, with the 95% `
     + `bootstrap interval over prompts in brackets. ${esc(run.counts.scored ?? '?')} of ${esc(run.counts.prompts ?? '?')} `
-    + `prompts scored, ${esc(run.counts.failed ?? 0)} failed.</p>${failedByEndpoint(run.failed_by_endpoint || {})}`;
+    + `prompts scored, ${esc(run.counts.failed ?? 0)} failed.</p>${failedByEndpoint(run.failed_by_endpoint || {})}`
+    + stampHtml(run.stamp);
+}
+
+// what made the run (its summary's stamp): the client's version, the Python, the libraries, when, and how
+function stampHtml(stamp) {
+  if (!stamp) return '<p class="help stamp" id="stamp">Made by an rmbench-client from before stamps: its version is not recorded.</p>';
+  const libs = Object.entries(stamp.libraries || {}).map(([k, v]) => ` · ${esc(k)} ${esc(v)}`).join('');
+  const how = stamp.command || stamp.call;
+  const again = stamp.reproduces ? ` · a reproduction of ${esc(stamp.reproduces)}` : '';
+  return `<p class="help stamp" id="stamp">Made by rmbench-client ${esc(stamp.version)} · Python ${esc(stamp.python)}`
+    + `${libs} · ${esc(stamp.written)}${again}${how ? `<br><code>${esc(how)}</code>` : ''}</p>`;
 }
 
 // the failed prompts grouped by the endpoint of their last failed request (failures.jsonl's `endpoint`)
