@@ -3,9 +3,11 @@ policies, process reward models and LLM judges behind inference servers.
 
 The Python API (docs/python-api.md): `evaluate` runs one benchmark through a config's servers, `evaluate_suite`
 every benchmark whose data is present, `rescore` re-scores saved files, `compare` sets runs side by side (each with
-an `*_async` form where it runs servers); `serve` starts and stops a config's servers around a block; `watch`
-evaluates every checkpoint of a training run as it is written; `MLflowTracker` and `WandbTracker` log results.
-Results are typed (`BenchmarkResult`, `SuiteResult`, `Scores`, `Comparison`); errors are `RmbError`'s subclasses.
+an `*_async` form where it runs servers), `reproduce` runs a finished run again and says whether the two agree;
+`serve` starts and stops a config's servers around a block; `watch` evaluates every checkpoint of a training run
+as it is written; `MLflowTracker` and `WandbTracker` log results. Results are typed (`BenchmarkResult`,
+`SuiteResult`, `Scores`, `Comparison`, `Reproduction`), each with its `Stamp` (what made it); errors are
+`RmbError`'s subclasses.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -20,6 +22,9 @@ _EXPORTS = {
     "evaluate_suite_async": "api",
     "rescore": "analysis",
     "compare": "analysis",
+    "reproduce": "reproduction",
+    "Reproduction": "reproduction",
+    "ModelCheck": "reproduction",
     "load_config": "api",
     "with_checkpoint": "api",
     "ConfigSource": "api",
@@ -60,6 +65,9 @@ __all__ = [
     "evaluate_suite_async",
     "rescore",
     "compare",
+    "reproduce",
+    "Reproduction",
+    "ModelCheck",
     "load_config",
     "with_checkpoint",
     "ConfigSource",
@@ -117,6 +125,7 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
         UserError,
     )
     from .report.trackers import MLflowTracker, Tracker, WandbTracker
+    from .reproduction import ModelCheck, Reproduction, reproduce
     from .results.comparison import Difference
     from .results.stamp import Stamp
     from .results.typed import (

@@ -70,6 +70,15 @@ def threshold(value: Any) -> float | None:
     return number
 
 
+def tolerance(value: Any) -> float:
+    """How far two numbers may lie apart and agree (`reproduce`): a real number of 0 or more."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"tolerance= must be a number of 0 or more, not {value!r}")
+    if not 0.0 <= float(value) < float("inf"):  # NaN too
+        raise ConfigError(f"tolerance={value!r}: a tolerance is a number of 0 or more")
+    return float(value)
+
+
 def seconds(**values: Any) -> None:
     """Each of `values` (by its argument's name) must be a number of seconds (its range is the caller's check)."""
     for name, value in values.items():

@@ -65,6 +65,9 @@ PROBE_PATHS = ("/health", "/v1/models")  # an ejected endpoint answers 200 on on
 # Probe fingerprints (a model's raw outputs for fixed probes, taken at start) within this relative difference are
 # the same model: loose enough for run-to-run noise, tight enough that a retrained or negated head is new.
 FINGERPRINT_TOLERANCE = 1e-3
+# `reproduce`: a number scored again agrees with the recorded one within this relative difference (absolute below
+# 1), as a fingerprint does: run-to-run noise (a CPU server's batching, 1e-5) passes, another checkpoint does not
+REPRODUCE_TOLERANCE = 1e-3
 PREFLIGHT_ATTEMPTS = 3  # tries of GET /v1/models per endpoint before a run starts
 ALL_DOWN_PATIENCE_S = 300.0  # how long a role may have no healthy endpoint before the run gives up
 # how long a role whose every listed endpoint serves another model waits for the right server before the run ends

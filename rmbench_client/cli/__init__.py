@@ -1,5 +1,6 @@
-"""`rmbench-client`: run, suite, status, score, compare, report, data, serve, stop, watch. One module per
-subcommand here (compare's and report's are in report/); user mistakes end in one line on stderr and exit code 2."""
+"""`rmbench-client`: run, suite, status, score, compare, report, data, serve, stop, watch, reproduce, leaderboard.
+One module per subcommand here (compare's and report's are in report/); user mistakes end in one line on stderr and
+exit code 2."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..errors import RmbError, UserError
 from ..results.stamp import Origin, made_by
-from . import run, status, suite, watch
+from . import reproduce, run, status, suite, watch
 from .compare import add_compare_parser, cmd_compare
 from .data import add_data_parser, cmd_data
 from .report import add_report_parser, cmd_report
@@ -106,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_stop.add_argument("--config", metavar="FILE", help="only this config's servers (others recorded here keep "
                         "running), and its replicas on its Ray cluster")  # fmt: skip
     watch.add_parser(sub, common)
+    reproduce.add_parser(sub, common)
     return parser
 
 
@@ -210,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "serve": cmd_serve,
         "stop": cmd_stop,
         "watch": watch.cmd_watch,
+        "reproduce": reproduce.cmd_reproduce,
     }
     try:
         with made_by(Origin(command=tuple(given))):  # the stamp of every result the command writes

@@ -55,22 +55,10 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
         p.add_argument("--out", metavar="DIR", help="run directory (default: runs/<model>/<benchmark>)")
     p.add_argument("--limit", type=int, metavar="N", help="score only the first N prompts (the result is partial)")
     p.add_argument("--seed", type=seed, metavar="N", help="seed of the bootstrap intervals and of baseline:random")
-    g = p.add_argument_group("servers (instead of, or over, the config's roles)")
-    g.add_argument("--endpoint", action="append", metavar="URL", help="the main role's endpoint (repeat for several)")
-    g.add_argument("--served-model", metavar="NAME", help="the model name the main role's server serves")
-    g.add_argument("--backend", choices=["vllm", "tgi", "tei", "sglang", "openai"], help="the main role's server kind")
-    g.add_argument("--policy-endpoint", action="append", metavar="URL", help="DPO policy endpoint (implies dpo)")
-    g.add_argument("--policy-model", metavar="NAME", help="the policy's served model name")
-    g.add_argument("--reference-endpoint", action="append", metavar="URL", help="DPO reference endpoint")
-    g.add_argument("--reference-model", metavar="NAME", help="the reference's served model name")
-    g.add_argument("--judge-endpoint", action="append", metavar="URL", help="judge endpoint (implies judge)")
-    g.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the servers' API key")
-    g.add_argument("--concurrency", type=int, metavar="N", help="requests in flight per endpoint")
+    add_server_arguments(p)
     o = p.add_argument_group("scoring options")
-    o.add_argument("--template", dest="reward.template", metavar="T", help="reward template: server, auto, ids, "
-                   "or a Jinja file / tokenizer_config.json")  # fmt: skip
+    add_template_options(o)
     o.add_argument("--dpo-reward", dest="dpo.reward", choices=["ratio", "sum", "avg", "norm"], help="DPO reward")
-    o.add_argument("--dpo-template", dest="dpo.template", metavar="T", help="DPO template: server, auto, or a file")
     o.add_argument("--judge-order", dest="judge.order", choices=["random", "both"],
                    help="a judge sees each pair once in a seeded random order, or in both orders")  # fmt: skip
     o.add_argument("--judge-prompt", dest="judge.prompt",
@@ -89,11 +77,7 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     o.add_argument("--judge-samples", dest="judge.samples", type=int, metavar="N",
                    help="answers per question, read as a majority verdict (needs a --judge-temperature)")  # fmt: skip
     o.add_argument("--judge-temperature", dest="judge.temperature", type=float, metavar="T", help="judge temperature")
-    o.add_argument("--rate-limit", dest="client.rate_limit", type=float, metavar="R", help="requests per second")
-    o.add_argument("--all-down-patience", dest="client.all_down_patience", type=float, metavar="S",
-                   help="seconds a role may have no endpoint up before the run stops (default 300)")  # fmt: skip
-    o.add_argument("--workers", dest="client.workers", type=int, metavar="N",
-                   help="scoring processes sharing the run, each a shard of the prompts (default 1)")  # fmt: skip
+    add_client_options(o)
     b = p.add_argument_group("behaviour")
     b.add_argument("--fresh", action="store_true", help="forget the scores stored by earlier runs in the run directory")
     b.add_argument("--dry-run", action="store_true", help="say what is stored and what would be sent; change nothing")
@@ -102,6 +86,37 @@ def add_run_arguments(p: argparse.ArgumentParser, suite: bool) -> None:
     b.add_argument("--json", action="store_true", help="print the summary as JSON instead of a table")
     b.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_tracker_arguments(p)
+
+
+def add_server_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the servers are and how they are reached: `run`'s, `suite`'s and `reproduce`'s."""
+    g = p.add_argument_group("servers (instead of, or over, the config's roles)")
+    g.add_argument("--endpoint", action="append", metavar="URL", help="the main role's endpoint (repeat for several)")
+    g.add_argument("--served-model", metavar="NAME", help="the model name the main role's server serves")
+    g.add_argument("--backend", choices=["vllm", "tgi", "tei", "sglang", "openai"], help="the main role's server kind")
+    g.add_argument("--policy-endpoint", action="append", metavar="URL", help="DPO policy endpoint (implies dpo)")
+    g.add_argument("--policy-model", metavar="NAME", help="the policy's served model name")
+    g.add_argument("--reference-endpoint", action="append", metavar="URL", help="DPO reference endpoint")
+    g.add_argument("--reference-model", metavar="NAME", help="the reference's served model name")
+    g.add_argument("--judge-endpoint", action="append", metavar="URL", help="judge endpoint (implies judge)")
+    g.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the servers' API key")
+    g.add_argument("--concurrency", type=int, metavar="N", help="requests in flight per endpoint")
+
+
+def add_template_options(o: argparse._ArgumentGroup) -> None:
+    """The chat templates' flags (the client renders a file's): `run`'s, `suite`'s and `reproduce`'s."""
+    o.add_argument("--template", dest="reward.template", metavar="T", help="reward template: server, auto, ids, "
+                   "or a Jinja file / tokenizer_config.json")  # fmt: skip
+    o.add_argument("--dpo-template", dest="dpo.template", metavar="T", help="DPO template: server, auto, or a file")
+
+
+def add_client_options(o: argparse._ArgumentGroup) -> None:
+    """How the client paces itself: `run`'s, `suite`'s and `reproduce`'s."""
+    o.add_argument("--rate-limit", dest="client.rate_limit", type=float, metavar="R", help="requests per second")
+    o.add_argument("--all-down-patience", dest="client.all_down_patience", type=float, metavar="S",
+                   help="seconds a role may have no endpoint up before the run stops (default 300)")  # fmt: skip
+    o.add_argument("--workers", dest="client.workers", type=int, metavar="N",
+                   help="scoring processes sharing the run, each a shard of the prompts (default 1)")  # fmt: skip
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -40,3 +40,7 @@ def seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a seed (an integer, 0 or more)")
     return value
+
+
+def non_negative(text: str) -> float:
+    return _number(text, lambda v: 0.0 <= v < math.inf, "a number, 0 or more")

@@ -35,6 +35,7 @@ from .. import constants as C
 from ..backends.base import Endpoint
 from ..backends.retry import retry_delay
 from ..errors import ConfigError, EndpointChanged, EndpointError, RetryableError, RmbError
+from ..redaction import masked_url
 from . import provenance
 from .endpoint_state import EndpointState
 from .membership import Membership
@@ -73,7 +74,8 @@ class EndpointPool:
         with the role's client, headers and transport) and `admission`, `start` fills the pool."""
         self.role = role
         self._capacity = concurrency
-        self._states = [EndpointState(ep, concurrency, Answerer(role=role, url=ep.url)) for ep in endpoints or []]
+        self._states = [EndpointState(ep, concurrency, Answerer(role=role, url=masked_url(ep.url)))
+                        for ep in endpoints or []]  # fmt: skip
         self._retired: list[EndpointState] = []  # members the source no longer lists, or that serve another model now
         self._admission = admission
         self.members: Membership | None = None
@@ -235,7 +237,7 @@ class EndpointPool:
 
     def join(self, ep: Endpoint, identity: Identity | None, about: dict[str, str] | None = None) -> None:
         """`ep` passed admission: it gets work."""
-        answerer = Answerer(role=self.role, url=ep.url, **(about or {}))
+        answerer = Answerer(role=self.role, url=masked_url(ep.url), **(about or {}))
         state = EndpointState(ep, self._capacity, answerer)
         self._note(state, identity)
         self._states = [*self._states, state]

@@ -19,6 +19,8 @@ from typing import Any
 import msgspec
 import orjson
 
+from ..redaction import masked_url
+
 
 class Answerer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One endpoint as it answered: role, URL, engine release; on a Ray cluster its replica and node."""
@@ -83,8 +85,9 @@ def merged(records: Iterable[Record]) -> Record:
 
 
 def named(rec: Record, url: str) -> bool:
-    """Whether an endpoint at `url` is among a record's answerers."""
-    return any(item.get("url") == url for item in rec)
+    """Whether an endpoint at `url` is among a record's answerers (which name it masked: redaction.py)."""
+    shown = masked_url(url)
+    return any(item.get("url") == shown for item in rec)
 
 
 def tally(records: Iterable[Record]) -> list[dict[str, Any]]:

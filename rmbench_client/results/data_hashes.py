@@ -38,3 +38,28 @@ def prompt_hash(ex: Example) -> str:
 
 def prompt_hashes(examples: Iterable[Example]) -> dict[str, str]:
     return {ex.id: prompt_hash(ex) for ex in examples}
+
+
+def changed_files(recorded: dict[str, str], found: Iterable[Path]) -> list[str]:
+    """What differs between the files a run recorded (path -> sha256) and those found now, matched by content (the
+    same data may lie elsewhere): each file found whose content the run never scored, each recorded content not
+    found; empty when the data is the same."""
+    hashes = {str(path): file_sha256(path) for path in found}
+    kept = set(recorded.values())
+    problems = []
+    for path, digest in hashes.items():
+        if digest in kept:
+            continue
+        if path in recorded:
+            problems.append(f"{path}: changed since the run (sha256 {digest[:12]}… now, {recorded[path][:12]}… then)")
+        else:
+            problems.append(f"{path}: not data the run scored (its sha256 {digest[:12]}… is none of the run's files')")
+    now = set(hashes.values())
+    problems += [f"{path} (sha256 {digest[:12]}…): scored by the run, not found in the data now"
+                 for path, digest in recorded.items() if digest not in now and path not in hashes]  # fmt: skip
+    return problems
+
+
+def changed_prompts(recorded: dict[str, str], examples: Iterable[Example]) -> list[str]:
+    """The ids of the prompts whose content differs from what the run recorded (or that it never scored)."""
+    return [ex.id for ex in examples if recorded.get(ex.id) != prompt_hash(ex)]

@@ -319,6 +319,12 @@ class ScoreStore:
             )
         return epoch
 
+    def epoch_fingerprint(self, epoch: str) -> list[float] | None:
+        """The fingerprint an epoch was recorded with (the first of its model's: later ones match it)."""
+        with self._reporting():
+            found = self._db.execute("SELECT fingerprint FROM models WHERE epoch = ?", (epoch,)).fetchone()
+        return json.loads(found[0]) if found is not None else None
+
     def count(self) -> int:
         with self._reporting():
             return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])

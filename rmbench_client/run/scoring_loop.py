@@ -25,6 +25,7 @@ from ..examples import Example, PromptScores
 from ..model_kinds.base import ModelKind, SharedRequests, Unit
 from ..pool import provenance
 from ..pool.provenance import Record
+from ..redaction import masked_url
 from .interrupts import RunSignals
 from .progress import ProgressBar
 from .score_store import OpenRun, ScoreStore, UnitKeys
@@ -77,15 +78,17 @@ def sample_line(bench: Benchmark[Any], ex: Example, scores: PromptScores) -> str
 
 
 def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = True) -> dict[str, Any] | None:
-    """The identity with each role's (served model, fingerprint) replaced by its epoch in this store; with
-    `record` False (a dry run) None when the store has never seen one of the models."""
+    """The identity with each role's model named by its epoch in this store (what the store's keys cover:
+    `key_identity`), beside its served identity and the fingerprint the epoch was recorded with (what the summary
+    records, the same in every run of that epoch: `reproduce` tells another checkpoint by it); with `record` False
+    (a dry run) None when the store has never seen one of the models."""
     models = {}
     for role, m in identity.get("models", {}).items():
         find = store.model_epoch if record else store.known_epoch
         epoch = find(role, m["served"], m["fingerprint"])
         if epoch is None:
             return None
-        models[role] = {"served": m["served"], "epoch": epoch}
+        models[role] = {"served": m["served"], "epoch": epoch, "fingerprint": store.epoch_fingerprint(epoch)}
     return identity | {"models": models} if models else identity
 
 
@@ -213,13 +216,14 @@ class Scoring:
     def hold_apart(self, url: str, outcome: Outcome) -> None:
         """What an endpoint found serving another model at the end answered in this run: its rows held apart in the
         store, its prompts failed (asked again by the next run)."""
-        why = f"answered by {url}, which served another model at the end of scoring: held apart, asked again"
+        shown = masked_url(url)  # what the outputs name: no credentials
+        why = f"answered by {shown}, which served another model at the end of scoring: held apart, asked again"
         moved = self.store.hold_apart(url, self.since, why)
         for rid, answered in self.fresh.items():
             if provenance.named(answered, url) and outcome.scores.pop(rid, None) is not None:
                 outcome.failures[rid] = why
-                outcome.failed_at[rid] = url
-        log.warning("%d answer(s) of %s held apart", moved, url)
+                outcome.failed_at[rid] = shown
+        log.warning("%d answer(s) of %s held apart", moved, shown)
 
 
 async def recheck(pools: dict[str, EndpointPool], scoring: Scoring, outcome: Outcome) -> None:

@@ -40,7 +40,7 @@ from ..examples import Example
 from . import event_loop
 from .interrupts import RunSignals
 from .progress import ProgressBar
-from .score_store import OpenRun, ScoreStore, UnitKeys
+from .score_store import OpenRun, ScoreStore, UnitKeys, key_identity
 from .scoring_loop import Outcome, Scoring, score_examples
 
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}  # what stops a run, and its workers with it
@@ -239,7 +239,8 @@ def _merge(workers: list[_Worker], outcome: Outcome, interrupted: bool) -> None:
             continue
         if (error := found.get("error")) is not None:
             outcome.aborted = outcome.aborted or f"worker {w.index}: {error}"
-        elif found.get("identity") not in (None, {}, outcome.identity):
+        elif found.get("identity") and key_identity(found["identity"]) != key_identity(outcome.identity):
+            # by epochs, as the store keys them: each process's probe fingerprint differs in its last bits
             outcome.aborted = outcome.aborted or (
                 f"worker {w.index} found other models than the run's start-up checks (a server changed during "
                 "the run): its results are not used"
