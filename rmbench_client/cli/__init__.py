@@ -15,7 +15,7 @@ from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..errors import RmbError, UserError
 from ..results.stamp import Origin, made_by
-from . import reproduce, run, status, suite, watch
+from . import leaderboard, reproduce, run, status, suite, watch
 from .compare import add_compare_parser, cmd_compare
 from .data import add_data_parser, cmd_data
 from .report import add_report_parser, cmd_report
@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "running), and its replicas on its Ray cluster")  # fmt: skip
     watch.add_parser(sub, common)
     reproduce.add_parser(sub, common)
+    leaderboard.add_parser(sub, common)
     return parser
 
 
@@ -213,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "stop": cmd_stop,
         "watch": watch.cmd_watch,
         "reproduce": reproduce.cmd_reproduce,
+        "leaderboard": leaderboard.cmd_leaderboard,
     }
     try:
         with made_by(Origin(command=tuple(given))):  # the stamp of every result the command writes

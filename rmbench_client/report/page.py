@@ -1,7 +1,8 @@
 """The report page (`rmbench-client report`): one self-contained HTML file per run or comparison.
 
 The page carries its own CSS and JavaScript (report/assets/) and its data (gzip-compressed JSON, base64) inline,
-and its content security policy allows no network access at all: it opens from a file on an offline laptop.
+and its content security policy allows no network access at all: it opens from a file on an offline laptop
+(html.py).
 
 What the page needs from a run directory: summary.json (the benchmark's summary with "model", "type", "complete",
 "partial", "data": {"sources": [...]}), samples.jsonl (per-prompt scores or a judge's credits, and "details" when
@@ -13,11 +14,7 @@ list, filter and diff is computed in the browser from this data (report/assets/r
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import gzip
-import html
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,35 +38,12 @@ from ..results.summary import RunSummary
 from ..results.typed import failure_records, failures_by_endpoint
 from . import differences, process_page
 from .compare import compare_rows
-
-ASSETS = Path(__file__).parent / "assets"
-
-
-def _json_safe(value: Any) -> Any:
-    """The value with NaN and infinities as null (JSON has neither)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
+from .html import self_contained
 
 
 def render_page(data: dict[str, Any]) -> str:
     """The page: template, CSS, JS and the data filled in."""
-    payload = json.dumps(_json_safe(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    encoded = base64.b64encode(gzip.compress(payload.encode("utf-8"), mtime=0)).decode("ascii")
-    template = (ASSETS / "report.html").read_text(encoding="utf-8")
-    parts = {
-        "__TITLE__": html.escape(data["title"]),
-        "__CSS__": (ASSETS / "report.css").read_text(encoding="utf-8"),
-        "__JS__": "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in ("report.js", "process.js")),
-        "__DATA__": encoded,
-    }
-    for key, text in parts.items():  # in this order: no part's text holds a later key
-        template = template.replace(key, text)
-    return template
+    return self_contained("report.html", ("common.js", "report.js", "process.js"), data["title"], data)
 
 
 def default_out(paths: list[str]) -> Path:

@@ -5,20 +5,6 @@ const MAX_DIFF_CELLS = 4e6;   // word-diff table size; larger middles are marked
 let D = null;                 // the data
 const S = { run: 0, mode: 'lost', group: '', sub: '', cell: '', mmin: '', mmax: '', q: '', sort: 'margin',
   limit: PAGE, pick: {} };
-const $ = (sel) => document.querySelector(sel);
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;',
-  "'": '&#39;' }[c]));
-const pct = (v) => (v === null || v === undefined ? '–' : (100 * v).toFixed(1));
-const num = (v) => (v === null || v === undefined ? '–' : Number.isInteger(v) ? String(v)
-  : Math.abs(v) >= 100 ? v.toFixed(1) : v.toFixed(3));
-
-async function loadData() {
-  const raw = atob($('#data').textContent.trim());
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
-  return JSON.parse(await new Response(stream).text());
-}
 
 // --- scores -------------------------------------------------------------------------------------------------
 const width = () => Math.max(1, D.labels.length);
@@ -140,16 +126,6 @@ function renderSummary() {
     + `bootstrap interval over prompts in brackets. ${esc(run.counts.scored ?? '?')} of ${esc(run.counts.prompts ?? '?')} `
     + `prompts scored, ${esc(run.counts.failed ?? 0)} failed.</p>${failedByEndpoint(run.failed_by_endpoint || {})}`
     + stampHtml(run.stamp);
-}
-
-// what made the run (its summary's stamp): the client's version, the Python, the libraries, when, and how
-function stampHtml(stamp) {
-  if (!stamp) return '<p class="help stamp" id="stamp">Made by an rmbench-client from before stamps: its version is not recorded.</p>';
-  const libs = Object.entries(stamp.libraries || {}).map(([k, v]) => ` · ${esc(k)} ${esc(v)}`).join('');
-  const how = stamp.command || stamp.call;
-  const again = stamp.reproduces ? ` · a reproduction of ${esc(stamp.reproduces)}` : '';
-  return `<p class="help stamp" id="stamp">Made by rmbench-client ${esc(stamp.version)} · Python ${esc(stamp.python)}`
-    + `${libs} · ${esc(stamp.written)}${again}${how ? `<br><code>${esc(how)}</code>` : ''}</p>`;
 }
 
 // the failed prompts grouped by the endpoint of their last failed request (failures.jsonl's `endpoint`)
