@@ -88,6 +88,7 @@ demo:
 # Builds the bench models itself; BENCH_QUICK=1 for a smoke run, BENCH_REPEATS / BENCH_PROMPTS to change the size.
 bench: install server-venv
 	$(BIN)/python -m compileall -q rmbench_client  # modules edited since the install: measured as installed
+	$(BIN)/python bench/startup.py  # what the version and the stamp cost a process (seconds)
 	$(BIN)/python bench/run.py
 
 clean:

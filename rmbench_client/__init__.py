@@ -25,6 +25,7 @@ _EXPORTS = {
     "reproduce": "reproduction",
     "Reproduction": "reproduction",
     "ModelCheck": "reproduction",
+    "Agreement": "results.agreement",
     "load_config": "api",
     "with_checkpoint": "api",
     "ConfigSource": "api",
@@ -68,6 +69,7 @@ __all__ = [
     "reproduce",
     "Reproduction",
     "ModelCheck",
+    "Agreement",
     "load_config",
     "with_checkpoint",
     "ConfigSource",
@@ -126,6 +128,7 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
     )
     from .report.trackers import MLflowTracker, Tracker, WandbTracker
     from .reproduction import ModelCheck, Reproduction, reproduce
+    from .results.agreement import Agreement
     from .results.comparison import Difference
     from .results.stamp import Stamp
     from .results.typed import (

@@ -52,17 +52,18 @@ def secret_name(name: str) -> bool:
 
 
 def masked_url(url: str) -> str:
-    """The URL with its user information and the values of its secret-named query parameters masked."""
+    """The URL with its user information and the values of its secret-named query parameters masked; a URL with
+    neither, as it was."""
     try:
         parts = urlsplit(url)
     except ValueError:  # not a URL after all (an unclosed IPv6 bracket): masked whole rather than kept
         return MASK
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    secret = any(secret_name(k) for k, _ in pairs)
+    if "@" not in parts.netloc and not secret:
+        return url
     netloc = f"{MASK}@{parts.netloc.rsplit('@', 1)[1]}" if "@" in parts.netloc else parts.netloc
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(secret_name(k) for k, _ in pairs):
-            query = urlencode([(k, MASK if secret_name(k) else v) for k, v in pairs], safe="<>")
+    query = urlencode([(k, MASK if secret_name(k) else v) for k, v in pairs], safe="<>") if secret else parts.query
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 

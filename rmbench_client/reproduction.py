@@ -31,7 +31,7 @@ from .datasets import load_dataset
 from .errors import ConfigError, DataError
 from .examples import PromptScores
 from .redaction import MASK
-from .results.agreement import agreement
+from .results.agreement import Agreement, agreement
 from .results.data_hashes import changed_files, changed_prompts
 from .results.score_files import read_scores
 from .results.stamp import Origin, call_text, made_by
@@ -57,29 +57,24 @@ class ModelCheck:
 @dataclass(frozen=True)
 class Reproduction:
     """A run reproduced: the run (`run`, as `load_result` reads it) and the reproduction's own result (`result`,
-    its `run_dir` where it ran), both headlines, and the prompts compared: how many, those whose numbers differ
-    beyond `tolerance` (|a - b| <= tolerance * max(1, |a|), a the recorded number), those the run scored that were
-    not scored again, the largest difference of a number and its prompt; each role's model against the recorded
-    one; notes (what was read or set otherwise than the run did). `agree`: every prompt the run scored was scored
-    again within the tolerance."""
+    its `run_dir` where it ran), both headlines, and the prompts compared (`agreement`: how many, those whose
+    numbers differ beyond its `tolerance`, |a - b| <= tolerance * max(1, |a|) with a the recorded number, those the
+    run scored that were not scored again, the largest difference of a number and its prompt); each role's model
+    against the recorded one; notes (what was read or set otherwise than the run did). `agree`: every prompt the
+    run scored was scored again within the tolerance."""
 
     run: BenchmarkResult
     result: BenchmarkResult
     headline_name: str
     recorded: Estimate
     reproduced: Estimate
-    tolerance: float
-    compared: int
-    differing: tuple[str, ...]
-    unscored: tuple[str, ...]
-    largest: float | None
-    largest_at: str | None
+    agreement: Agreement
     models: tuple[ModelCheck, ...]
     notes: tuple[str, ...] = ()
 
     @property
     def agree(self) -> bool:
-        return self.compared > 0 and not self.differing and not self.unscored
+        return self.agreement.agree
 
     @property
     def run_dir(self) -> Path:
@@ -118,16 +113,20 @@ def recorded_config(run_dir: Path) -> tuple[dict[str, Any], RunSummary, list[str
 
 
 def _data(recorded: dict[str, Any], summary: RunSummary, data: str | Path | None) -> str:
-    """Where the data is read from: `data`, else where the run read it (its config's path, else the files it names:
-    one, or the folder they share)."""
+    """Where the data is read from: `data`, else where the run read it: its config's path where it is there (a
+    config.yaml's may be relative to where the run was started), else the files its summary names (one, or the
+    folder they share)."""
     if data is not None:
         return str(data)
-    if isinstance(recorded.get("data"), str):
-        return str(recorded["data"])
+    given = recorded.get("data")
+    if isinstance(given, str) and Path(given).exists():
+        return given
     sources = summary.info.data.sources
-    if not sources:
-        raise DataError("the run names no data files (an older run): give the data's path (--data)")
-    return sources[0] if len(sources) == 1 else os.path.commonpath(sources)
+    if sources:
+        return sources[0] if len(sources) == 1 else os.path.commonpath(sources)
+    if isinstance(given, str):
+        return given  # not there: loading it says so
+    raise DataError("the run names no data files (an older run): give the data's path (--data)")
 
 
 def _masked_endpoints(cfg: RunConfig) -> list[str]:
@@ -175,6 +174,13 @@ def plan(run_dir: Path, out: str | Path | None, data: str | Path | None, overrid
     return Plan(cfg, summary, result_of(run_dir, summary.raw), scores, notes)
 
 
+def _named(served: Mapping[str, Any]) -> str:
+    """A served identity in words: its name, and its path or revision where the server reports one."""
+    name = served.get("id") or served.get("model_id") or "?"
+    where = served.get("root") or served.get("model_sha")
+    return f"{name} at {where}" if where else str(name)
+
+
 def check_models(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> list[ModelCheck]:
     """Each role's model in the run's identity against the reproduction's."""
     before, after = recorded.get("models") or {}, now.get("models") or {}
@@ -192,7 +198,7 @@ def check_models(recorded: Mapping[str, Any], now: Mapping[str, Any]) -> list[Mo
                 "the same model (as its server reports it)" if same else f"another model: the server reports {served}"
             )
         elif not same_model(was.get("served") or {}, served):
-            same, said = False, f"another model: {name} at {served.get('root') or '?'}, recorded {was.get('served')}"
+            same, said = False, f"another model: {_named(served)}, the run's {_named(was.get('served') or {})}"
         else:
             same = fingerprints_match(fingerprint, was["fingerprint"])
             gap = max((abs(a - b) for a, b in zip(fingerprint, was["fingerprint"], strict=False)), default=0.0)
@@ -221,12 +227,7 @@ def compared(planned: Plan, result: BenchmarkResult, tolerance: float) -> Reprod
         headline_name=planned.run.headline_name,
         recorded=planned.run.headline,
         reproduced=result.headline,
-        tolerance=tolerance,
-        compared=found.compared,
-        differing=found.differ,
-        unscored=found.unscored,
-        largest=found.largest,
-        largest_at=found.largest_at,
+        agreement=found,
         models=tuple(check_models(planned.summary.info.identity, result.summary.get("identity") or {})),
         notes=tuple(notes),
     )
@@ -268,4 +269,4 @@ def reproduce(
         return compared(planned, result, tolerance)
 
 
-__all__ = ["ModelCheck", "Reproduction", "reproduce"]
+__all__ = ["Agreement", "ModelCheck", "Reproduction", "reproduce"]

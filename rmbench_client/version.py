@@ -4,16 +4,17 @@ that names its commit (`0.2.dev3+g1a2b3c4d5`, with `.d<date>` when the tree had 
 An installed package (a wheel, an sdist) carries the version it was built as in `_version.py`, which setuptools-scm
 writes at every build. An editable install runs the checkout's files, which move on after the install: there the
 version is the built one only while the checkout is still at the commit it was built from with no uncommitted
-change (two `git` calls tell), else the checkout's own, from setuptools-scm (the `dev` extra). Computed once, on
-first use: `import rmbench_client` reads nothing of this.
+change (two `git` calls tell), else the checkout's own, from setuptools-scm (the `dev` extra; about 0.25 s in a
+process of its own). Computed once, on first use: `import rmbench_client` reads nothing of this.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import subprocess
-import warnings
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,17 +66,17 @@ def moved_on(root: Path, build: Built) -> bool:
 
 
 def scm_version(root: Path) -> str | None:
-    """The checkout's version as setuptools-scm names it; None without setuptools-scm or a readable git history."""
-    try:
-        import setuptools_scm
-    except ImportError:
+    """The checkout's version as setuptools-scm names it; None without setuptools-scm or a readable git history.
+    In a process of its own: setuptools-scm installs logging handlers (rich's) in the process that asks it."""
+    if importlib.util.find_spec("setuptools_scm") is None:
         return None
-    with warnings.catch_warnings():  # its notes on the configuration are for a build, not for a run
-        warnings.simplefilter("ignore")
-        try:
-            return str(setuptools_scm.get_version(root=str(root)))
-        except Exception:  # any failure of a third party's reading of git: the caller says what it knows
-            return None
+    command = [sys.executable, "-m", "setuptools_scm", "--root", str(root), "--config", str(root / "pyproject.toml")]
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = proc.stdout.strip()
+    return found if proc.returncode == 0 and found and "\n" not in found else None
 
 
 @functools.cache

@@ -16,9 +16,11 @@ from helpers_cli import cli, one_error_line
 from helpers_data import require_rmbench
 
 import rmbench_client as rmb
+from rmbench_client.config.loading import load_config
 from rmbench_client.examples import PromptScores
 from rmbench_client.reproduction import check_models
 from rmbench_client.results.agreement import agreement
+from rmbench_client.run.runner import run
 
 SECRET = "s3cret-pass-word"
 
@@ -52,18 +54,18 @@ def test_each_role_is_named_the_same_checkpoint_another_one_or_another_model():
     assert other.same is False and "another checkpoint of rm" in other.said and "0.5" in other.said
     moved = {"models": {"reward": {"served": served | {"root": "/m/other"}, "fingerprint": [1.0, 2.0]}}}
     (model,) = check_models(was, moved)
-    assert model.same is False and "another model" in model.said and "/m/other" in model.said
+    assert model.same is False and model.said == "reward: another model: rm at /m/other, the run's rm at /m/rm"
 
 
 @pytest.fixture
 def baseline_run(tmp_path: Path) -> Path:
+    """baseline:random (seed 3) on the first 12 prompts of a copy of RM-Bench's chat file, run in this process."""
     data = tmp_path / "data"
     data.mkdir()
     shutil.copy(require_rmbench() / "chat_filtered.json", data)
     out = tmp_path / "run"
-    proc = cli("run", "--model", "baseline:random", "--seed", "3", "--data", str(data), "--out", str(out), "--limit",
-               "12", "--no-progress", "--no-heatmaps")  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    cfg = {"model": "baseline:random", "seed": 3, "data": str(data), "out": str(out), "limit": 12}
+    run(load_config(None, cfg), progress=False, heatmaps=False)
     return out
 
 
@@ -118,7 +120,7 @@ def test_a_run_from_before_stamps_is_reproduced_from_its_config_yaml(baseline_ru
     del summary["stamp"]
     (baseline_run / "summary.json").write_text(json.dumps(summary))
     done = rmb.reproduce(baseline_run, out=tmp_path / "again")
-    assert isinstance(done, rmb.Reproduction) and done.agree and done.compared == 12
+    assert isinstance(done, rmb.Reproduction) and done.agree and done.agreement.compared == 12
     assert done.run.stamp is None and done.result.stamp is not None
     assert done.result.stamp.reproduces == str(baseline_run) and done.result.stamp.call.startswith(
         "rmbench_client.reproduce("
@@ -146,31 +148,35 @@ def test_a_dpo_run_agrees_on_its_servers_and_not_with_another_reference(cpu_serv
     cfg = cpu_servers.config.to_data(exclude_none=True) | {"type": "dpo", "model": "tiny-dpo", "limit": 3}
     cfg["roles"]["policy"]["endpoints"] = [secret_url]
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
-    run = tmp_path / "run"
-    proc = cli("run", "--config", str(tmp_path / "c.yaml"), "--data", str(few_prompts), "--out", str(run),
+    original = tmp_path / "run"
+    proc = cli("run", "--config", str(tmp_path / "c.yaml"), "--data", str(few_prompts), "--out", str(original),
                "--no-progress", "--no-heatmaps")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert SECRET not in proc.stderr + proc.stdout
-    for path in run.iterdir():
+    for path in original.iterdir():
         assert SECRET.encode() not in path.read_bytes(), path.name
-    stamp = json.loads((run / "summary.json").read_text())["stamp"]
+    stamp = json.loads((original / "summary.json").read_text())["stamp"]
     assert stamp["config"]["roles"]["policy"]["endpoints"] == [policy.replace("http://", "http://<secret>@")]
     assert set(stamp["libraries"]) == {"numpy", "jinja2"}  # the client rendered the models' template
 
-    one_error_line(cli("reproduce", str(run)), 2, "policy endpoint was recorded masked")
-    same = cli("reproduce", str(run), "--policy-endpoint", policy, "--no-progress")
+    one_error_line(cli("reproduce", str(original)), 2, "policy endpoint was recorded masked")
+    same = cli("reproduce", str(original), "--policy-endpoint", policy, "--no-progress")
     assert same.returncode == 0, same.stdout + same.stderr
     said = same.stdout.splitlines()
     assert said[-1] == "agree: every prompt within the tolerance" and "3 compared" in said[2]
     assert any(line.startswith("policy: the same checkpoint (tiny-policy") for line in said)
     assert any(line.startswith("reference: the same checkpoint (tiny-reference") for line in said)
 
-    other = cli("reproduce", str(run), "--policy-endpoint", policy, "--reference-endpoint", policy,
+    other = cli("reproduce", str(original), "--policy-endpoint", policy, "--reference-endpoint", policy,
                 "--reference-model", "tiny-policy", "--out", str(tmp_path / "other"), "--json")  # fmt: skip
     assert other.returncode == 1, other.stderr
     found = json.loads(other.stdout)
     assert not found["agree"] and len(found["differing"]) == 3 and found["largest"] > 1e-3
     checks = {m["role"]: m for m in found["models"]}
     assert checks["policy"]["same"] is True and checks["reference"]["same"] is False
-    assert "another model: tiny-policy" in checks["reference"]["said"]
+    models = cpu_servers.models_dir
+    assert checks["reference"]["said"] == (
+        f"reference: another model: tiny-policy at {models / 'policy'}, the run's "
+        f"tiny-reference at {models / 'reference'}"
+    )
     assert reference not in json.dumps(found)  # the run's reference was not asked

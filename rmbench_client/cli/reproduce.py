@@ -66,6 +66,7 @@ def as_json(done: Reproduction) -> dict[str, Any]:
     def estimate(e: Estimate) -> dict[str, Any]:
         return {"value": e.value, "low": e.low, "high": e.high}
 
+    found = done.agreement
     return {
         "agree": done.agree,
         "run_dir": str(done.run_dir),
@@ -73,12 +74,12 @@ def as_json(done: Reproduction) -> dict[str, Any]:
         "headline": done.headline_name,
         "recorded": estimate(done.recorded),
         "reproduced": estimate(done.reproduced),
-        "tolerance": done.tolerance,
-        "compared": done.compared,
-        "differing": list(done.differing),
-        "unscored": list(done.unscored),
-        "largest": done.largest,
-        "largest_at": done.largest_at,
+        "tolerance": found.tolerance,
+        "compared": found.compared,
+        "differing": list(found.differ),
+        "unscored": list(found.unscored),
+        "largest": found.largest,
+        "largest_at": found.largest_at,
         "models": [{"role": m.role, "same": m.same, "said": m.said} for m in done.models],
         "notes": list(done.notes),
     }
@@ -92,14 +93,17 @@ def lines(done: Reproduction) -> list[str]:
         for how, s in zip(("recorded", "reproduced"), made, strict=True)
         if s is not None
     )
-    first = done.differing[:3]
-    differ = f"{len(done.differing)} differ beyond it" + (f" (first {', '.join(first)})" if first else "")
-    unscored = f"; {len(done.unscored)} the run scored were not scored again" if done.unscored else ""
-    largest = f"; largest difference {done.largest:.3g} ({done.largest_at})" if done.largest is not None else ""
+    found = done.agreement
+    first = found.differ[:3]
+    differ = f"{len(found.differ)} differ beyond it" + (f" (first {', '.join(first)})" if first else "")
+    unscored = f"; {len(found.unscored)} the run scored were not scored again" if found.unscored else ""
+    largest = "" if found.largest is None else f"; largest difference {found.largest:.3g}"
+    if found.largest:
+        largest += f" ({found.largest_at})"
     out = [
         f"reproduced {done.run_dir} in {done.result.run_dir}" + (f" ({versions})" if versions else ""),
         f"{done.headline_name}: recorded {_estimate(done.recorded)}, reproduced {_estimate(done.reproduced)}",
-        f"prompts: {done.compared} compared at tolerance {done.tolerance:g} (|a - b| <= {done.tolerance:g} * "
+        f"prompts: {found.compared} compared at tolerance {found.tolerance:g} (|a - b| <= {found.tolerance:g} * "
         f"max(1, |a|)); {differ}{unscored}{largest}",
         *(m.said for m in done.models),
         *(f"note: {n}" for n in done.notes),

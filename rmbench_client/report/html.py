@@ -1,6 +1,7 @@
-"""A self-contained HTML page (the report page, the leaderboard): its template with the CSS and JavaScript of
-report/assets/ inline and its data as gzip-compressed JSON in base64, under a content security policy that allows no
-network access at all: it opens from a file on an offline laptop."""
+"""A self-contained HTML page (the report page, the leaderboard): the shell every page shares (assets/page.html:
+its content security policy, which allows no network access at all, and where the stylesheet, the data and the
+scripts go) around the page's own body, with the CSS and JavaScript of report/assets/ inline and its data as
+gzip-compressed JSON in base64: it opens from a file on an offline laptop."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 ASSETS = Path(__file__).parent / "assets"
+SHELL = "page.html"
 CSS = "report.css"  # one stylesheet for every page
 
 
@@ -28,18 +30,19 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def self_contained(template: str, scripts: Sequence[str], title: str, data: dict[str, Any]) -> str:
-    """The page of `template` (an asset) with `title`, the stylesheet, the `scripts` (assets, in order) and `data`
-    filled in."""
+def self_contained(body: str, scripts: Sequence[str], title: str, data: dict[str, Any]) -> str:
+    """The page of `body` (an asset: what goes inside <body> before the data and scripts) with `title`, the
+    stylesheet, the `scripts` (assets, in order) and `data` filled in."""
     payload = json.dumps(json_safe(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     encoded = base64.b64encode(gzip.compress(payload.encode("utf-8"), mtime=0)).decode("ascii")
-    page = (ASSETS / template).read_text(encoding="utf-8")
+    page = (ASSETS / SHELL).read_text(encoding="utf-8")
     parts = {
+        "__BODY__": (ASSETS / body).read_text(encoding="utf-8"),
         "__TITLE__": html.escape(title),
         "__CSS__": (ASSETS / CSS).read_text(encoding="utf-8"),
         "__JS__": "\n".join((ASSETS / name).read_text(encoding="utf-8") for name in scripts),
         "__DATA__": encoded,
     }
-    for key, text in parts.items():  # in this order: no part's text holds a later key
+    for key, text in parts.items():  # in this order: the body brings __TITLE__; no other part holds a later key
         page = page.replace(key, text)
     return page

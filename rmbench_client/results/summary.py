@@ -21,6 +21,7 @@ from msgspec import UNSET, UnsetType
 from ..benchmarks import registry
 from ..benchmarks.spec import Benchmark
 from ..errors import DataError
+from ..redaction import masked_text
 from .data_hashes import file_sha256, prompt_hashes
 from .stamp import Stamp, stamp
 
@@ -118,7 +119,7 @@ def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
 def run_info(facts: RunFacts, scored: int) -> RunInfo:
     """The run's facts and its completeness (`judge_cost` is the runner's to set)."""
     cfg, dataset = facts.cfg, facts.dataset
-    reasons = partial_reasons(facts, scored)
+    reasons = [masked_text(r) for r in partial_reasons(facts, scored)]  # no URL's credentials (redaction.py)
     info = RunInfo(
         model=cfg.model,
         type=cfg.type,
@@ -145,11 +146,11 @@ def run_info(facts: RunFacts, scored: int) -> RunInfo:
     if notes := facts.bench.data_notes(facts.examples):
         info.data_notes = notes
     if facts.aborted:
-        info.aborted = facts.aborted
+        info.aborted = masked_text(facts.aborted)
     if facts.changes:
-        info.changed = list(facts.changes)
+        info.changed = [masked_text(c) for c in facts.changes]
     if facts.warnings:
-        info.warnings = facts.warnings
+        info.warnings = [masked_text(w) for w in facts.warnings]
     info.stamp = stamp(cfg, facts.identity)
     return info
 

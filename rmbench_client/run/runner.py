@@ -32,6 +32,7 @@ from ..datasets import Dataset, load_dataset
 from ..errors import ConfigError, RmbError, StorageError
 from ..examples import Example, PromptScores, response_lengths
 from ..pool.provenance import tally
+from ..redaction import masked_text, masked_url
 from ..results.run_directory import RunDirectory, reporting
 from ..results.summary import RunFacts, run_info
 from . import event_loop, workers
@@ -173,8 +174,9 @@ def run(
 
 
 def failure_record(rid: str, reason: str, endpoint: str | None) -> dict[str, str]:
-    """A line of failures.jsonl: the prompt, why, and the endpoint of its last failed request where one was."""
-    return {"id": rid, "reason": reason} | ({"endpoint": endpoint} if endpoint else {})
+    """A line of failures.jsonl: the prompt, why (no URL's credentials in it: redaction.py), and the endpoint of
+    its last failed request where one was."""
+    return {"id": rid, "reason": masked_text(reason)} | ({"endpoint": masked_url(endpoint)} if endpoint else {})
 
 
 def write_outputs(
