@@ -172,6 +172,8 @@ def test_a_reward_model_suite_through_vllm_resumes_with_nothing_sent(cpu_servers
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert {n: p["to_send"] for n, p in json.loads(dry.stdout).items() if n in ran} == dict.fromkeys(ran, 0)
     again = suite("--config", str(config), "--data", str(root), "--out", str(out))
+    made, before = again.pop("stamp"), first.pop("stamp")  # what made each table: its own command, and when
+    assert made["command"].startswith("rmbench-client suite --json") and made["written"] >= before["written"]
     assert again == first and {n: stored(out / n) for n in ran} == counts  # nothing scored again
 
     files = kept(out)
