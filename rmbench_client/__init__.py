@@ -20,11 +20,11 @@ _EXPORTS = {
     "evaluate_async": "api",
     "evaluate_suite": "api",
     "evaluate_suite_async": "api",
-    "rescore": "analysis",
-    "compare": "analysis",
-    "reproduce": "reproduction",
-    "Reproduction": "reproduction",
-    "ModelCheck": "reproduction",
+    "rescore": "analysis.saved_runs",
+    "compare": "analysis.saved_runs",
+    "reproduce": "analysis.reproduction",
+    "Reproduction": "analysis.reproduction",
+    "ModelCheck": "analysis.reproduction",
     "Agreement": "results.agreement",
     "load_config": "api",
     "with_checkpoint": "api",
@@ -105,7 +105,8 @@ __all__ = [
 
 if TYPE_CHECKING:  # the same names, as type checkers and readers see them
     __version__: str
-    from .analysis import compare, rescore
+    from .analysis.reproduction import ModelCheck, Reproduction, reproduce
+    from .analysis.saved_runs import compare, rescore
     from .api import (
         ConfigSource,
         evaluate,
@@ -127,7 +128,6 @@ if TYPE_CHECKING:  # the same names, as type checkers and readers see them
         UserError,
     )
     from .report.trackers import MLflowTracker, Tracker, WandbTracker
-    from .reproduction import ModelCheck, Reproduction, reproduce
     from .results.agreement import Agreement
     from .results.comparison import Difference
     from .results.stamp import Stamp

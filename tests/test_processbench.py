@@ -13,7 +13,7 @@ from helpers_cli import cli, one_error_line, rescored, summary
 from hub_standin import serve_hub
 from processbench_fixture import record, write_processbench
 
-from rmbench_client import analysis
+from rmbench_client.analysis import saved_runs
 from rmbench_client.benchmarks import registry
 from rmbench_client.benchmarks.processbench import constants as pb_c
 from rmbench_client.benchmarks.processbench import scoring as pb
@@ -263,7 +263,7 @@ def test_undefined_figures_are_null_with_their_reason_everywhere(tmp_path):
         proc = cli("compare", str(out), str(other), "--format", fmt)
         assert proc.returncode == 0 and "nan" not in proc.stdout.lower(), proc.stdout
         assert "no difference in gsm8k, average_f1, undefined over the shared prompts" in " ".join(proc.stderr.split())
-    compared = analysis.compare([out, other])
+    compared = saved_runs.compare([out, other])
     assert compared.differences == ({},) and any(s["undefined"]["gsm8k"] in n for n in compared.notes)
     assert any("no difference in gsm8k" in n for n in page.build([str(out), str(other)])["comparison"]["why_not"])
 

@@ -16,9 +16,9 @@ from helpers_cli import cli, one_error_line
 from helpers_data import require_rmbench
 
 import rmbench_client as rmb
+from rmbench_client.analysis.reproduction import check_models
 from rmbench_client.config.loading import load_config
 from rmbench_client.examples import PromptScores
-from rmbench_client.reproduction import check_models
 from rmbench_client.results.agreement import agreement
 from rmbench_client.run.runner import run
 

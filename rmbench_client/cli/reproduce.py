@@ -1,5 +1,5 @@
 """`rmbench-client reproduce RUN_DIR`: a finished run run again as it recorded itself (its benchmark, data checked
-by checksum, model and settings), its servers asked afresh, and whether the two agree (reproduction.py). Exit 0
+by checksum, model and settings), its servers asked afresh, and whether the two agree (analysis/reproduction.py). Exit 0
 when every prompt agrees within the tolerance it prints, 1 when not, 2 for a mistake (changed data among them)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .values import non_negative
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..reproduction import Reproduction
+    from ..analysis.reproduction import Reproduction
     from ..results.typed import Estimate
 
 EXIT_DISAGREE = 1
@@ -113,8 +113,8 @@ def lines(done: Reproduction) -> list[str]:
 
 
 def cmd_reproduce(args: argparse.Namespace, console: Console) -> int:
+    from ..analysis.reproduction import compared, plan, recorded_config
     from ..api import run_config  # the Python API's run, as `run`'s: the CLI acts on the signal that ended it
-    from ..reproduction import compared, plan, recorded_config
     from ..results.stamp import Origin, made_by
     from ..run.interrupts import EXIT_INTERRUPTED, Interrupted
 

@@ -9,5 +9,5 @@
 - `data_hashes`: content hashes of the data a run scored.
 
 Imports `benchmarks/`, `datasets/`, `config/` and the leaves (`constants`, `errors`, `examples`, `atomic_write`,
-`json_text`); `report/`, `run/`, `analysis`, `api`, `training/` and `cli/` import it, and nothing here imports them.
+`json_text`); `report/`, `run/`, `analysis/`, `api`, `training/` and `cli/` import it, and nothing here imports them.
 """

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import arguments
-from . import constants as C
-from .errors import DataError
-from .results.summary import read_summary
-from .results.typed import Comparison, Estimate, Scores, api_words, in_api_words, scores_of
+from .. import arguments
+from .. import constants as C
+from ..errors import DataError
+from ..results.summary import read_summary
+from ..results.typed import Comparison, Estimate, Scores, api_words, in_api_words, scores_of
 
 
 def rescore(
@@ -29,8 +29,8 @@ def rescore(
         ConfigError: `seed` is no integer of 0 or more, or `threshold` is outside 0 to 1.
         DataError: a file is unreadable or not a score file (names the file and record).
     """
-    from .blas_threads import few_blas_threads
-    from .results.score_files import summarize
+    from ..blas_threads import few_blas_threads
+    from ..results.score_files import summarize
 
     arguments.seed(seed)
     threshold = arguments.threshold(threshold)
@@ -54,7 +54,7 @@ def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comp
         DataError: a path is no run (suite directories: the error names each benchmark's runs to compare
             instead), or the runs are of different benchmarks.
     """
-    from .results.comparison import compared, load_runs, notes
+    from ..results.comparison import compared, load_runs, notes
 
     if isinstance(runs, str | Path):
         raise TypeError(f"compare takes a sequence of runs, not one path: compare([{str(runs)!r}, ...])")
@@ -80,7 +80,7 @@ def compare(runs: Sequence[str | Path], *, seed: int = C.BOOTSTRAP_SEED) -> Comp
 def _not_suites(paths: list[str]) -> None:
     """Suite directories (runs/<model>: a run per benchmark) are refused with the runs to compare instead, as
     the CLI's `compare` pairs them per benchmark."""
-    from .results.suite import per_benchmark, suite_dirs
+    from ..results.suite import per_benchmark, suite_dirs
 
     if (suites := suite_dirs(paths)) is None:
         return

@@ -20,23 +20,23 @@ from typing import Any
 
 import msgspec
 
-from . import arguments
-from . import constants as C
-from .api import evaluate
-from .backends.identity import fingerprints_match, judge_identity, same_model
-from .benchmarks import registry
-from .config.loading import config_of, read_yaml
-from .config.schema import RunConfig
-from .datasets import load_dataset
-from .errors import ConfigError, DataError
-from .examples import PromptScores
-from .redaction import MASK
-from .results.agreement import Agreement, agreement
-from .results.data_hashes import changed_files, changed_prompts
-from .results.score_files import read_scores
-from .results.stamp import Origin, call_text, made_by
-from .results.summary import RunSummary, load_summary
-from .results.typed import BenchmarkResult, Estimate, in_api_words, result_of
+from .. import arguments
+from .. import constants as C
+from ..api import evaluate
+from ..backends.identity import fingerprints_match, judge_identity, same_model
+from ..benchmarks import registry
+from ..config.loading import config_of, read_yaml
+from ..config.schema import RunConfig
+from ..datasets import load_dataset
+from ..errors import ConfigError, DataError
+from ..examples import PromptScores
+from ..redaction import MASK
+from ..results.agreement import Agreement, agreement
+from ..results.data_hashes import changed_files, changed_prompts
+from ..results.score_files import read_scores
+from ..results.stamp import Origin, call_text, made_by
+from ..results.summary import RunSummary, load_summary
+from ..results.typed import BenchmarkResult, Estimate, in_api_words, result_of
 
 SUFFIX = "-reproduction"  # the default directory: beside the run, its name and this
 # what a reproduction may set: where the servers are and how they are reached, and the chat templates' files (a
