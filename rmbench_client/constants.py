@@ -93,6 +93,7 @@ PROGRESS_FILE = "progress.jsonl"
 LOW_SPACE_BYTES = 2**20  # a storage error in a directory with less free space than this says the disk is full
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.yaml"
+DEFINITION_FILE = "benchmark.yaml"  # a copy of the file that defines the run's benchmark, when a file does
 STORE_FILE = "scores.sqlite"
 FAILURES_FILE = "failures.jsonl"
 REPORT_FILE = "report.html"

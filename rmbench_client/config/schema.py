@@ -260,7 +260,9 @@ class ClientOptions(Strict, frozen=True, kw_only=True):
 class RunConfig(Strict, frozen=True, kw_only=True):
     """A whole evaluation."""
 
-    benchmark: str = "rm-bench"  # a name in the benchmark registry (rmbench_client/benchmarks/registry.py)
+    # a name in the benchmark registry (rmbench_client/benchmarks/registry.py), or a benchmark file (NAME.yaml)
+    benchmark: str = "rm-bench"
+    benchmarks: list[str] | None = None  # what `suite` and `watch` run when not told (None: every one with data)
     model: str  # identity shown in reports; "baseline:NAME" selects a baseline
     type: ModelType = "reward"
     # a file or directory; else the benchmark's variable ($RMBENCH_DATA_DIR); else data/<benchmark>; else the hub
@@ -283,12 +285,18 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         return super().from_data(data)
 
     def __post_init__(self) -> None:
+        from ..benchmarks.definitions import is_definition
         from ..benchmarks.registry import get  # the registry, imported late: it pulls in every benchmark's modules
 
-        try:
-            get(self.benchmark)
-        except ConfigError as exc:  # an unknown name, or a plug-in's that failed to load: says why
-            raise ValueError(str(exc)) from None
+        for name in (self.benchmark, *(self.benchmarks or ())):
+            try:
+                get(name)
+            except ConfigError as exc:  # an unknown name, or a plug-in's that failed to load: says why
+                if is_definition(name):  # a benchmark file's mistake names that file and its key
+                    raise
+                raise ValueError(str(exc)) from None
+        if self.benchmarks is not None and not self.benchmarks:
+            raise ValueError("benchmarks: [] names no benchmark: name one or more, or leave the key out for every one")
         missing = [r for r in self.roles_used() if r not in self.roles]
         if missing:
             raise ValueError(f"type {self.type!r} needs roles {', '.join(missing)} under 'roles'")
@@ -322,9 +330,11 @@ class RunConfig(Strict, frozen=True, kw_only=True):
 
     def out_dir(self) -> Path:
         """`--out`, else runs/<model>/<benchmark>: one model's benchmarks never overwrite each other."""
+        from ..benchmarks.registry import name_of  # late, as in __post_init__
+
         if self.out:
             return Path(self.out)
-        return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / self.benchmark
+        return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / name_of(self.benchmark)
 
 
 def model_folder_problem(model: str) -> str | None:

@@ -43,13 +43,15 @@ def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
 
 def _files(bench: Benchmark[Any], path: str | Path | None) -> list[Path]:
     """The data files: of `path` (a file or a directory), else of the benchmark's variable's (`data_env`), else of
-    data/<benchmark>, else downloaded."""
+    its own default (a benchmark file's `data:`), else of data/<benchmark>, else downloaded."""
     from . import hub
 
     benchmark = bench.name
     from_env = os.environ.get(bench.data_env) or None if bench.data_env else None
     if path is None and from_env is not None:
         path = from_env
+    if path is None and bench.default_data:
+        path = bench.default_data
     if path is None:
         local = data_folder(benchmark)
         if local.is_dir() and bench.files_in(local):
@@ -94,7 +96,8 @@ def load_dataset(
     unscored = 0
     duplicates: list[str] = []
     for f in files:
-        for i, record in enumerate(iter_records(f)):
+        records = iter_records(f) if bench.gather is None else bench.gather(iter_records(f), f)
+        for i, record in enumerate(records):
             ex = bench.parse_record(rename(record, fields or {}), f, i)
             if ex is None:
                 unscored += 1

@@ -23,7 +23,7 @@ from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..config.schema import RunConfig
 from ..datasets import data_folder
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from .run_directory import make_directory, reporting, write_atomic
 from .summary import RunSummary, load_summary
 
@@ -65,18 +65,22 @@ def plan_suite(base: RunConfig, names: Sequence[str] | None, data_root: str | Pa
     root = data_root_dir(data_root)
     out = model_dir(base)
     planned = []
-    for name in names or benchmarks.names():
+    for name in names or base.benchmarks or benchmarks.names():  # the config's `benchmarks:` when none is named
         bench = benchmarks.get(name)
+        name = bench.name  # a benchmark file's path names its benchmark
         folder = data_folder(name, root)
         if not (folder.is_dir() and bench.files_in(folder)):
-            fetch = f"; `rmbench-client data fetch {name}` puts it there" if bench.hub else ""
-            planned.append(Planned(name, None, f"no data in {folder}{fetch}"))
-            continue
+            if not bench.default_data:
+                fetch = f"; `rmbench-client data fetch {name}` puts it there" if bench.hub else ""
+                planned.append(Planned(name, None, f"no data in {folder}{fetch}"))
+                continue
+            folder = Path(bench.default_data)  # a benchmark file's own `data:`
         refused = base.fits(bench.process)
         if refused:  # process benchmarks for process models, the others for the rest
             planned.append(Planned(name, None, refused))
             continue
-        cfg = base.replace(benchmark=name, data=str(folder), out=str(out / name))
+        # a benchmark defined in a file is run by its file (a worker process reads it again)
+        cfg = base.replace(benchmark=bench.definition or name, data=str(folder), out=str(out / name))
         planned.append(Planned(name, cfg))
     return planned
 
@@ -150,6 +154,9 @@ def write_suite(
 ) -> dict[str, Any]:  # fmt: skip
     """suite.json and suite.md in the model's directory; what was written (suite.json's object). `missing`: the
     benchmarks without data; `not_run`: those with data the suite never ran (stopped before them)."""
+    for run_dir in directory.glob(f"*/{C.DEFINITION_FILE}"):  # earlier runs of benchmarks defined in files
+        with contextlib.suppress(ConfigError):
+            benchmarks.define_beside(run_dir.parent)
     ran = [n for n in benchmarks.names() if n not in names and (directory / n / C.SUMMARY_FILE).is_file()]
     names = [n for n in benchmarks.names() if n in names or n in ran]  # earlier runs in the directory stay in it
     row = model_row(directory, names)

@@ -188,10 +188,11 @@ class RunSummary:
         return out | {name: str(b["why"]) for name, b in blocks if isinstance(b, Mapping) and b.get("why")}
 
 
-def read_summary(raw: object, where: str) -> RunSummary:
-    """The typed view of a summary object; a DataError naming `where` when it is no known benchmark's summary or
-    a key holds what no summary writes."""
-    bench = registry.of_summary(raw, where)
+def read_summary(raw: object, where: str, beside: Path | None = None) -> RunSummary:
+    """The typed view of a summary object (`beside`: the directory it lies in, which may hold its benchmark's
+    file); a DataError naming `where` when it is no known benchmark's summary or a key holds what no summary
+    writes."""
+    bench = registry.of_summary(raw, where, beside)
     summary = cast(dict[str, Any], raw)  # of_summary takes only an object
     try:
         return RunSummary(bench, bench.read_summary(summary), msgspec.convert(summary, RunInfo), summary)
@@ -212,4 +213,4 @@ def load_json(file: Path) -> object:
 
 def load_summary(file: Path) -> RunSummary:
     """The typed view of a summary file (DataError naming it when it is unreadable or no summary)."""
-    return read_summary(load_json(file), str(file))
+    return read_summary(load_json(file), str(file), file.parent)
