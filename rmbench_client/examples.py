@@ -92,6 +92,8 @@ class PromptScores:
     A process model kind gives `steps`: each step's score (its probability of being correct), possibly fewer than
     the example's steps when the server cut the input at its length limit; `step_labels` are the example's, carried
     here for scoring.
+    `response_steps`: each response's step scores (chosen first), where a benchmark of whole responses turns them
+    into one score per response itself (RewardMATH: a PRM's step scores, by its `--prm_function`).
     `details` holds what explains the numbers in reports (DPO log-prob sums, a judge's answers); never scored.
     `answered_by` names the endpoints whose answers the scores are (pool/provenance.py); never scored either.
     """
@@ -106,3 +108,4 @@ class PromptScores:
     steps: tuple[float, ...] | None = None
     step_labels: tuple[int, ...] | None = None
     answered_by: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    response_steps: tuple[tuple[float, ...], ...] | None = None

@@ -30,6 +30,7 @@ from . import (
     processbench,
     reward_bench,
     reward_bench_2,
+    rewardmath,
     rm_bench,
     rmb,
 )
@@ -51,6 +52,7 @@ BUILT_IN: tuple[Benchmark[Any], ...] = tuple(
         rmb,
         prmbench,
         processbench,
+        rewardmath,
     )
 )
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # it names folders (runs/<model>/<benchmark>, data/<benchmark>)

@@ -262,6 +262,9 @@ class Benchmark(Generic[S]):
     # each, from a file's records in order, before `parse_record` reads them; None: a record is an example
     gather: Callable[[Iterable[Any], Path], Iterator[Any]] | None = None
     definition: str = ""  # the file a benchmark defined from a file was read from (definitions.py); "" otherwise
+    # how a PRM's step scores may become one score per response, by name: its `score` then takes `prm_function=`
+    # (RewardMATH's --prm_function choices); () when it scores no step scores
+    prm_functions: tuple[str, ...] = ()
     checksums: Mapping[str, str] = field(default_factory=dict)  # file name -> "sha256:<hex>" | "git-sha1:<hex>"
     # a process benchmark (PRMBench, ProcessBench): each example is one solution's steps, scored by a process model
     # kind (model_kinds.base.ModelKind.process) into PromptScores.steps, and judged at a threshold by `step_rule`

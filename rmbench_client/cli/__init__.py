@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import __version__
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
+from ..benchmarks.shared.step_aggregates import NAMES as STEP_AGGREGATES
 from ..errors import RmbError, UserError
 from . import run, status, suite, watch
 from .compare import add_compare_parser, cmd_compare
@@ -72,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p_score.add_argument("--threshold", type=unit_interval, metavar="T",
                          help=f"process benchmarks: each step's score against T (default {C.PRM_THRESHOLD}), by the "
                          f"benchmark's own rule. {benchmarks.step_rules()}")  # fmt: skip
+    p_score.add_argument("--prm-function", choices=STEP_AGGREGATES, metavar="NAME", help="step scores of whole "
+                         "responses (RewardMATH's PRMs): how a response's step scores become one, as RewardMATH's "
+                         f"--prm_function: {', '.join(STEP_AGGREGATES)}")  # fmt: skip
 
     add_compare_parser(sub, common)
     add_report_parser(sub, common)
@@ -104,7 +108,14 @@ def cmd_score(args: argparse.Namespace, console: Console) -> int:
     from ..results.score_files import summarize
 
     with few_blas_threads():  # read_scores, or a results file's subsets
-        summary = summarize(args.paths, args.domain, seed=args.seed, threshold=args.threshold, benchmark=args.benchmark)
+        summary = summarize(
+            args.paths,
+            args.domain,
+            seed=args.seed,
+            threshold=args.threshold,
+            benchmark=args.benchmark,
+            prm_function=args.prm_function,
+        )
     if args.json:
         sys.stdout.write(json.dumps(summary) + "\n")
     else:

@@ -111,9 +111,11 @@ def summarize(
     seed: int = 0,
     threshold: float | None = None,
     benchmark: str | None = None,
+    prm_function: str | None = None,
 ) -> dict[str, Any]:
     """The summary of the files: per-prompt scores re-scored (a process benchmark's at `threshold`, default
-    constants.PRM_THRESHOLD; `benchmark`: as that benchmark's), or results files' subset scores."""
+    constants.PRM_THRESHOLD; `benchmark`: as that benchmark's; step scores aggregated by `prm_function`, where the
+    benchmark takes one), or results files' subset scores."""
     files = [Path(p) for p in paths]
     results = {p: read_json(p) for p in files if p.suffix != ".parquet"}
     objects = {p: d for p, d in results.items() if _is_results(d)}
@@ -122,7 +124,16 @@ def summarize(
         bench = benchmarks.get(name)
         if threshold is not None and not bench.process:
             raise DataError(f"{', '.join(map(str, files))}: --threshold is for process benchmarks, not {name}")
-        options = {"threshold": threshold} if threshold is not None else {}
+        options: dict[str, Any] = {"threshold": threshold} if threshold is not None else {}
+        if prm_function is not None:
+            if prm_function not in bench.prm_functions:
+                takes = f"it takes {', '.join(bench.prm_functions)}" if bench.prm_functions else "it has no step scores"
+                raise DataError(f"{', '.join(map(str, files))}: --prm-function {prm_function} is no aggregation of "
+                                f"{name}'s step scores ({takes})")  # fmt: skip
+            options["prm_function"] = prm_function
+        elif bench.prm_functions and any(r.response_steps is not None and not r.chosen for r in records):
+            raise DataError(f"{', '.join(map(str, files))}: step scores: choose how a response's step scores become "
+                            f"one with --prm-function ({', '.join(bench.prm_functions)})")  # fmt: skip
         return bench.summary_json(bench.score(records, seed=seed, **options))
     if len(objects) != len(files):
         other = next(p for p in files if p not in objects)

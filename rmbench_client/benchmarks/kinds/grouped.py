@@ -121,7 +121,8 @@ class Grouped:
         if not values:
             return out
         means = {g: v.mean(axis=0) for g, v in values.items()}
-        per_group, prompts, mean = figures_of(means, out.n, self.figures)
+        per_group, _, mean = figures_of(means, out.n, self.figures)
+        prompts = self.figures(np.concatenate(list(values.values())).mean(axis=0))  # every prompt's values at once
         out.groups = {g: {f: _figure(v) for f, v in figs.items()} for g, figs in per_group.items()}
         out.overall = {f: _figure(v) for f, v in prompts.items()}
         out.macro = {f: _figure(v) for f, v in mean.items()}
@@ -171,7 +172,7 @@ class Grouped:
                             "total": False} for g, figs in summary.groups.items()]  # fmt: skip
         totals = (("all prompts", summary.overall, ci.overall if ci else None, sum(n.values())),
                   ("mean of groups", summary.macro, ci.macro if ci else None, None))  # fmt: skip
-        for name, figs, intervals, count in totals:
+        for name, figs, intervals, count in totals[: 1 if len(summary.groups) == 1 else 2]:  # one group: one mean
             if not isinstance(figs, UnsetType):
                 rows.append({"name": name, "values": cells(figs, intervals), "n": count, "total": True})
         return list(self.names), rows
