@@ -84,6 +84,7 @@ JINJA_MIN_VERSION = "3.1.6"
 
 # --- outputs ----------------------------------------------------------------------------------------------------
 RUNS_DIR = "runs"
+MISSING_GROUPS_SHOWN = 12  # a run lacking more groups than this names these first and their number
 SUITE_NOTE_CHARS = 200  # suite.md's note on a partial benchmark is cut here (suite.json keeps it whole)
 PROMPT_HASH_CHARS = 16  # hex digits of a prompt's content hash in summary.json (64 bits: no collision in practice)
 SAMPLES_FILE = "samples.jsonl"

@@ -23,6 +23,7 @@ from ..errors import ConfigError, DataError
 from . import (
     definitions,
     judgebench,
+    m_reward_bench,
     pairwise,
     ppe_correctness,
     ppe_preference,
@@ -53,6 +54,7 @@ BUILT_IN: tuple[Benchmark[Any], ...] = tuple(
         prmbench,
         processbench,
         rewardmath,
+        m_reward_bench,
     )
 )
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # it names folders (runs/<model>/<benchmark>, data/<benchmark>)

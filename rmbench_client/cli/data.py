@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..benchmarks.spec import Benchmark
-from ..datasets import data_folder, hub, load_dataset
+from ..datasets import data_folder, hub, load_dataset, missing_words
 from ..errors import DataError
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def _describe(entry: dict[str, Any]) -> str:
         checks += f", {states.count('mismatch')} MISMATCH"
     text = f"{entry['benchmark']}: {entry['dir']}: {entry['prompts']} prompts in {len(states)} file(s), {checks}"
     if entry["missing_groups"]:
-        text += f"; no data for {', '.join(entry['missing_groups'])}"
+        text += f"; {missing_words(entry['missing_groups'])}"
     return text
 
 

@@ -36,6 +36,14 @@ class Dataset:
     duplicates: tuple[str, ...] = ()  # ids of later records left out (Benchmark.duplicates says why)
 
 
+def missing_words(missing: list[str], group_field: str = "", shown: int = C.MISSING_GROUPS_SHOWN) -> str:
+    """'no data for <field>(s) a, b' for the groups a run lacks; the first few and their number where many are."""
+    field = f"{group_field}(s) " if group_field else ""
+    if len(missing) <= shown:
+        return f"no data for {field}{', '.join(missing)}"
+    return f"no data for {len(missing)} {group_field or 'group'}(s): {', '.join(missing[:shown])}, ..."
+
+
 def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
     """Where `data fetch` puts a benchmark's files and a run without --data looks first: data/<benchmark>."""
     return Path(root) / benchmark
@@ -116,7 +124,7 @@ def load_dataset(
     present = {ex.group for ex in examples}
     missing = [g for g in bench.expected_groups if g not in present]
     if missing:
-        log.info("%s: no data for %s; the run will be partial", benchmark, ", ".join(missing))
+        log.info("%s: %s; the run will be partial", benchmark, missing_words(missing))
     if unscored:
         log.info("%s: %d record(s) not scored: %s", benchmark, unscored, bench.unscored)
     if duplicates:

@@ -20,6 +20,7 @@ from msgspec import UNSET, UnsetType
 
 from ..benchmarks import registry
 from ..benchmarks.spec import Benchmark
+from ..datasets import missing_words
 from ..errors import DataError
 from .data_hashes import file_sha256, prompt_hashes
 
@@ -100,7 +101,7 @@ def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
     """Why the result is not the benchmark's full score; empty when it is."""
     reasons = []
     if facts.dataset.missing:
-        reasons.append(f"no data for {facts.bench.group_field}(s) {', '.join(facts.dataset.missing)}")
+        reasons.append(missing_words(facts.dataset.missing, facts.bench.group_field))
     if len(facts.examples) < len(facts.dataset.examples):
         reasons.append(f"--limit {facts.cfg.limit}: {len(facts.examples)} of {len(facts.dataset.examples)} prompts")
     if facts.failures:

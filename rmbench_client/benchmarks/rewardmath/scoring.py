@@ -88,7 +88,7 @@ WHY = dict.fromkeys(FIGURES.names, "no problem scored")
 def upstream_figures(values: np.ndarray) -> dict[str, float]:
     """The figures over every problem as upstream sums them (one after another, in record order)."""
     n = len(values)
-    return {f: plain_sum(values[:, k].tolist()) / n for k, f in enumerate(FIGURES.names)}
+    return {f: float(plain_sum(values[:, k].tolist())) / n for k, f in enumerate(FIGURES.names)}
 
 
 def score(

@@ -19,15 +19,17 @@ from __future__ import annotations
 import functools
 import operator
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ...errors import DataError
 
 
-def plain_sum(values: Sequence[float]) -> float:
-    """The values summed one after another from 0, as Python before 3.12 sums floats."""
-    return float(functools.reduce(operator.add, values, 0))
+def plain_sum(values: Sequence[Any]) -> Any:
+    """The values (numbers, or arrays of them alike) summed one after another from 0, as Python before 3.12 sums
+    floats."""
+    return functools.reduce(operator.add, values, 0)
 
 
 def _prod(steps: Sequence[float]) -> float:
@@ -51,7 +53,7 @@ AGGREGATES: dict[str, Callable[[Sequence[float]], float]] = {
     "max": lambda s: float(max(s)),
     "prod": _prod,
     "geometric_mean": lambda s: float(_prod(s) ** (1 / len(s))),
-    "mean": lambda s: plain_sum(s) / len(s),
+    "mean": lambda s: float(plain_sum(s)) / len(s),
     "mean_logit": _mean_logit,
     "mean_odd": _mean_odd,
     "last": lambda s: float(s[-1]),
