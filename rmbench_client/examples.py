@@ -67,6 +67,8 @@ class Example:
     # a solution's steps scored as a process (the prompt is the question), and their labels (1 correct, 0 wrong)
     steps: tuple[str, ...] = ()
     step_labels: tuple[int, ...] = ()
+    # what a benchmark breaks its numbers down by besides the group, carried to its scoring (PromptScores.facets)
+    facets: tuple[tuple[str, str], ...] = ()
 
     def comparisons(self) -> list[tuple[int, int]]:
         """The (chosen index, rejected index) comparisons the benchmark scores, chosen-major when all are."""
@@ -109,3 +111,6 @@ class PromptScores:
     step_labels: tuple[int, ...] | None = None
     answered_by: tuple[dict[str, Any], ...] = field(default=(), compare=False)
     response_steps: tuple[tuple[float, ...], ...] | None = None
+    # the example's facets (name, value): what a benchmark breaks its numbers down by besides the group
+    # (IF-RewardBench: the responding model, the turn, the number of constraints)
+    facets: tuple[tuple[str, str], ...] = ()

@@ -22,6 +22,7 @@ from ..constants import DEFINITION_FILE
 from ..errors import ConfigError, DataError
 from . import (
     definitions,
+    if_reward_bench,
     judgebench,
     m_reward_bench,
     pairwise,
@@ -55,6 +56,7 @@ BUILT_IN: tuple[Benchmark[Any], ...] = tuple(
         processbench,
         rewardmath,
         m_reward_bench,
+        if_reward_bench,
     )
 )
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # it names folders (runs/<model>/<benchmark>, data/<benchmark>)

@@ -57,14 +57,14 @@ def prompt_scores(model: ModelKind, ex: Example, values: list[Any], answered_by:
     if model.process:  # one raw value: the steps' scores (fewer than the steps when the input was cut)
         steps = tuple(float(v) for v in values[0])
         return PromptScores(ex.id, ex.group, (), (), steps=steps, step_labels=ex.step_labels, details=details,
-                            answered_by=answered_by)  # fmt: skip
+                            answered_by=answered_by, facets=ex.facets)  # fmt: skip
     scores = tuple(model.reduce(v) for v in values)
     if model.pairwise:
         return PromptScores(ex.id, ex.group, (), (), results=scores, pairs=ex.pairs, details=details,
-                            answered_by=answered_by)  # fmt: skip
+                            answered_by=answered_by, facets=ex.facets)  # fmt: skip
     n = len(ex.chosen)
     return PromptScores(ex.id, ex.group, scores[:n], scores[n:], pairs=ex.pairs, details=details,
-                        answered_by=answered_by)  # fmt: skip
+                        answered_by=answered_by, facets=ex.facets)  # fmt: skip
 
 
 def sample_line(bench: Benchmark[Any], ex: Example, scores: PromptScores) -> str:

@@ -99,8 +99,8 @@ def score(
     summary.languages = {lang: LanguageScores(subsets=acc[lang], n=n[lang], categories=cats[lang],
                                               score=language_score(cats[lang])) for lang in acc}  # fmt: skip
     scores = {lang: s.score for lang, s in summary.languages.items()}
-    summary.average = average(scores)
-    summary.std = spread(scores, summary.average)
+    avg = average(scores)
+    summary.average, summary.std = avg, spread(scores, avg)
     rep_scores = {lang: language_score(categories(r)) for lang, r in by_language(reps).items()}
     summary.ci = MRewardBenchIntervals(languages={lang: bootstrap.interval(r) for lang, r in rep_scores.items()})
     if summary.average is not None:
