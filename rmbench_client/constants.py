@@ -84,7 +84,9 @@ JINJA_MIN_VERSION = "3.1.6"
 
 # --- outputs ----------------------------------------------------------------------------------------------------
 RUNS_DIR = "runs"
-MISSING_GROUPS_SHOWN = 12  # a run lacking more groups than this names these first and their number
+# a run lacking more groups than MISSING_GROUPS_LISTED (M-RewardBench's 23 x 23) names the first few and their number
+MISSING_GROUPS_LISTED = 100
+MISSING_GROUPS_SHOWN = 8
 SUITE_NOTE_CHARS = 200  # suite.md's note on a partial benchmark is cut here (suite.json keeps it whole)
 PROMPT_HASH_CHARS = 16  # hex digits of a prompt's content hash in summary.json (64 bits: no collision in practice)
 SAMPLES_FILE = "samples.jsonl"

@@ -33,6 +33,7 @@ from hub_schemas import (
     write_parquet,
 )
 from ppe_fixture import battle, best_of_k, write_correctness, write_preference
+from new_benchmarks_fixture import write_if, write_mrb, write_rewardmath
 from processbench_fixture import write_processbench
 from test_judgebench import RECORDS as JUDGEBENCH_RECORDS
 from test_judgebench import hub_split
@@ -83,6 +84,9 @@ def _data(root: Path) -> Path:
     rows = {name: [row(name, i) for i in range(3)] for name in ("math", "gpqa")}
     write_correctness(root / "ppe-correctness", rows)
     write_processbench(root / "processbench", count=9)
+    write_rewardmath(root / "rewardmath" / "RewardMATH_direct.json", problems=7)
+    write_mrb(root / "m-reward-bench", ("arb_Arab", "eng_Latn", "zho_Hans"), per_subset=1)
+    write_if(root / "if-reward-bench" / "if_rewardbench.json", instructions=9)
     return root
 
 

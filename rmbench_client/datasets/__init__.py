@@ -37,9 +37,9 @@ class Dataset:
 
 
 def missing_words(missing: list[str], group_field: str = "", shown: int = C.MISSING_GROUPS_SHOWN) -> str:
-    """'no data for <field>(s) a, b' for the groups a run lacks; the first few and their number where many are."""
+    """'no data for <field>(s) a, b' for the groups a run lacks; the first few and their number where very many are."""
     field = f"{group_field}(s) " if group_field else ""
-    if len(missing) <= shown:
+    if len(missing) <= C.MISSING_GROUPS_LISTED:
         return f"no data for {field}{', '.join(missing)}"
     return f"no data for {len(missing)} {group_field or 'group'}(s): {', '.join(missing[:shown])}, ..."
 

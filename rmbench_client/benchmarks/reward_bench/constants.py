@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# its sections and their weights, shared with M-RewardBench (shared/rewardbench_sections.py)
+from ..shared.rewardbench_sections import SECTIONS as SECTIONS
+from ..shared.rewardbench_sections import WEIGHTS as WEIGHTS
+
 HUB_REPO = "allenai/reward-bench"
 HUB_SPLIT = "filtered"
 PRIOR_HUB_REPO = "allenai/pref-test-sets"
