@@ -266,7 +266,8 @@ def _planned(base: RunConfig, names: Sequence[str] | None, data_root: str | Path
         return
     for p in plan_suite(base, names, data_root):
         if p.cfg is None:
-            refused = base.fits(registry.get(p.name).process)
+            bench = registry.get(p.name)
+            refused = base.fits(bench.process, bool(bench.prm_functions))
             if refused:
                 raise ConfigError(f"benchmark {p.name}: {refused}")
             raise DataError(f"benchmark {p.name}: {p.missing}")

@@ -69,6 +69,8 @@ class Example:
     step_labels: tuple[int, ...] = ()
     # what a benchmark breaks its numbers down by besides the group, carried to its scoring (PromptScores.facets)
     facets: tuple[tuple[str, str], ...] = ()
+    # each response's steps (chosen first), where a process model may score whole responses step by step (RewardMATH)
+    solutions: tuple[tuple[str, ...], ...] = ()
 
     def comparisons(self) -> list[tuple[int, int]]:
         """The (chosen index, rejected index) comparisons the benchmark scores, chosen-major when all are."""

@@ -237,6 +237,9 @@ class PrmOptions(Strict, frozen=True, kw_only=True):
     good_token: str = C.PRM_GOOD_TOKEN  # logprobs
     bad_token: str = C.PRM_BAD_TOKEN
     max_tokens: AtLeastOne = C.PRM_CRITIC_MAX_TOKENS  # critic: room for its review
+    # a benchmark of whole responses (RewardMATH): how a response's step scores become one, as RewardMATH's
+    # --prm_function (benchmarks/shared/step_aggregates.py)
+    function: Literal["min", "max", "prod", "geometric_mean", "mean", "mean_logit", "mean_odd", "last"] = "min"
 
     def tag(self) -> str:
         """The step tag in use: the configured one, else the method's default."""
@@ -311,9 +314,10 @@ class RunConfig(Strict, frozen=True, kw_only=True):
             return ("policy",)
         return ROLES_BY_TYPE[self.type]
 
-    def fits(self, process: bool) -> str | None:
+    def fits(self, process: bool, steps: bool = False) -> str | None:
         """Why this model cannot score a (process) benchmark, or None when it can: process models score each step of
-        a solution (process benchmarks only), the others whole responses; baseline:random can do both."""
+        a solution (process benchmarks, and those whose responses come in steps: `steps`), the others whole
+        responses; baseline:random can do both."""
         if self.type == "baseline":
             if process and self.baseline != "random":
                 return f"baseline:{self.baseline} has no per-step score for a process benchmark (baseline:random has)"
@@ -321,7 +325,11 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         if process and self.type not in C.PROCESS_MODEL_TYPES:
             return f"model type {self.type} scores whole responses; a process benchmark needs each step scored"
         if not process and self.type in C.PROCESS_MODEL_TYPES:
-            return f"model type {self.type} scores the steps of a solution; this benchmark has none"
+            if not steps:
+                return f"model type {self.type} scores the steps of a solution; this benchmark has none"
+            if self.prm.method == "critic":
+                return ("prm.method critic names a solution's earliest wrong step; a response's score needs every "
+                        "step scored (pooling or logprobs)")  # fmt: skip
         return None
 
     @property

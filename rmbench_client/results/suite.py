@@ -75,7 +75,7 @@ def plan_suite(base: RunConfig, names: Sequence[str] | None, data_root: str | Pa
                 planned.append(Planned(name, None, f"no data in {folder}{fetch}"))
                 continue
             folder = Path(bench.default_data)  # a benchmark file's own `data:`
-        refused = base.fits(bench.process)
+        refused = base.fits(bench.process, bool(bench.prm_functions))
         if refused:  # process benchmarks for process models, the others for the rest
             planned.append(Planned(name, None, refused))
             continue

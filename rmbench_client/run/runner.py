@@ -114,7 +114,7 @@ def unwritten(directory: Path, exc: StorageError, first: BaseException | None, a
 
 
 def load_examples(cfg: RunConfig, bench: Benchmark[Any]) -> tuple[Dataset, list[Example]]:
-    refused = cfg.fits(bench.process)  # before the data is read or a server asked
+    refused = cfg.fits(bench.process, bool(bench.prm_functions))  # before the data is read or a server asked
     if refused:
         raise ConfigError(f"benchmark {bench.name}: {refused}")
     dataset = load_dataset(bench, cfg.data, cfg.data_fields)
@@ -195,7 +195,9 @@ def write_outputs(
     failures = "".join(json.dumps(failure_record(rid, r, facts.failed_at.get(rid))) + "\n"
                        for rid, r in facts.failures.items())  # fmt: skip
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
-    options = {"threshold": facts.cfg.prm.threshold} if bench.process else {}  # a process benchmark's only option
+    options: dict[str, Any] = {"threshold": facts.cfg.prm.threshold} if bench.process else {}
+    if bench.prm_functions and facts.cfg.type == "prm":  # responses scored step by step: how each became one
+        options["prm_function"] = facts.cfg.prm.function
     numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options) if scores else None
     head = bench.summary_json(numbers) if numbers is not None else {"benchmark": bench.name}
     info = run_info(facts, len(scores))

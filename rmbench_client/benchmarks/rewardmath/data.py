@@ -60,11 +60,8 @@ def parse_record(record: dict[str, Any], path: Path, index: int) -> Example:
         prompt=check.text(first["problem"], where, "problem"),
         chosen=(chosen[0][1],),
         rejected=tuple(text for _, text, _ in rejected),
-        extra={
-            "solution_reference": [ref for ref, _, _ in solutions],
-            "level": first["level"],
-            "steps": [list(steps) for _, _, steps in solutions],
-        },  # fmt: skip
+        extra={"solution_reference": [ref for ref, _, _ in solutions], "level": first["level"]},
+        solutions=tuple(steps for _, _, steps in solutions),  # what a process model scores step by step
     )
 
 
