@@ -32,8 +32,8 @@ from hub_schemas import (
     rb2_record,
     write_parquet,
 )
-from ppe_fixture import battle, best_of_k, write_correctness, write_preference
 from new_benchmarks_fixture import write_if, write_mrb, write_rewardmath
+from ppe_fixture import battle, best_of_k, write_correctness, write_preference
 from processbench_fixture import write_processbench
 from test_judgebench import RECORDS as JUDGEBENCH_RECORDS
 from test_judgebench import hub_split

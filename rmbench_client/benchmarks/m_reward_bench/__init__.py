@@ -19,7 +19,8 @@ BENCHMARK: Benchmark[MRewardBenchSummary] = Benchmark(
     files_in=data.files_in,
     parse_record=data.parse_record,
     fields=FIELDS,
-    hub=(HubSource(HUB_REPO, tuple(f"{lang}/test-*.parquet" for lang in LANGUAGES)),),
+    # each language's config into a folder of its own (data/m-reward-bench/<language>/): the folder names it
+    hub=tuple(HubSource(HUB_REPO, (f"{lang}/test-*.parquet",), folder=lang) for lang in LANGUAGES),
     expected_groups=tuple(f"{lang}/{s}" for lang in LANGUAGES for s in data.SUBSETS),
     numbers=scoring,
     shows=table,
