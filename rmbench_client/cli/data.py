@@ -82,7 +82,10 @@ def cmd_data(args: argparse.Namespace, console: Console) -> int:
     for name in names:
         bench = benchmarks.get(name)
         dest = data_folder(name, args.dir)
-        sys.stderr.write(f"{name}: downloading {', '.join(s.repo for s in bench.hub) or '(nothing)'} into {dest}\n")
+        repos = (
+            ", ".join(dict.fromkeys(s.repo for s in bench.hub)) or "(nothing)"
+        )  # a repository once however many parts
+        sys.stderr.write(f"{name}: downloading {repos} into {dest}\n")
         for path, verified in hub.fetch(bench, dest):
             sys.stdout.write(f"{path}  {'checksum ok' if verified else 'no known checksum'}\n")
         data = load_dataset(name, dest)
