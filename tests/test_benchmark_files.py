@@ -66,8 +66,10 @@ def test_a_best_of_n_file_runs_scores_and_compares_like_a_built_in(tmp_path: Pat
         and s["complete"]
         and (out / "benchmark.yaml").read_bytes() == definition.read_bytes()
     )
-    # found again by its run directory's copy: score, compare, report
+    # found again by its run directory's copy: score, compare, report, status
     assert rescored(out)["overall"] == s["overall"]
+    status = cli("status", str(out), "--json")
+    assert json.loads(status.stdout)["benchmark"] == "my-bon" and json.loads(status.stdout)["complete"], status.stderr
     moved = tmp_path / "elsewhere.jsonl"
     shutil.copy(out / "samples.jsonl", moved)
     one_error_line(cli("score", str(moved)), 2, "unknown benchmark 'my-bon'", "--benchmark FILE.yaml")
