@@ -5,6 +5,7 @@ from __future__ import annotations
 
 # --- process benchmarks (PRMBench, ProcessBench; each benchmark's own facts are in its folder's constants.py) -----
 # PRMBench: a step scored above it is judged correct; ProcessBench: the first step scored below it is the wrong one
+PRM_FUNCTION = "min"  # a response's step scores made one (RewardMATH's --prm_function) when prm.function is unset
 PRM_THRESHOLD = 0.5
 PROCESS_MODEL_TYPES = ("prm",)  # model types that score each step of a solution (process benchmarks only)
 

@@ -29,22 +29,22 @@ def test_best_of_n_ties_are_wrong_and_ranked_against_the_chosen() -> None:
         PromptScores("d", "h", (), (), results=(1.0, 0.5, 1.0)),  # a judge: a tie is no win, rank 2
     ]
     assert [best_of_n.outcome(r) for r in recs] == [(1.0, 1.0), (0.0, 0.5), (0.0, 1 / 3), (0.0, 0.5)]
-    s = best_of_n.score(recs, samples=50, benchmark="mine")
+    s = best_of_n.NUMBERS.score(recs, samples=50, benchmark="mine")
     assert s.benchmark == "mine" and s.n == {"g": 2, "h": 2}
     assert s.groups == {"g": {"accuracy": 0.5, "mrr": 0.75}, "h": {"accuracy": 0.0, "mrr": (1 / 3 + 0.5) / 2}}
     assert s.overall == {"accuracy": 0.25, "mrr": pytest.approx((1 + 0.5 + 1 / 3 + 0.5) / 4)}
     assert s.macro == {"accuracy": 0.25, "mrr": pytest.approx((0.75 + (1 / 3 + 0.5) / 2) / 2)}
-    head = dict(best_of_n.headline(s))
-    assert list(head)[-1] == "accuracy" and list(dict(best_of_n.headline_of("groups")(s)))[-1] == "macro"
+    head = dict(best_of_n.NUMBERS.headline(s))
+    assert list(head)[-1] == "accuracy" and list(dict(best_of_n.NUMBERS.headline_of("groups")(s)))[-1] == "macro"
     with pytest.raises(DataError, match="prompt x"):
-        best_of_n.score([bon("x", "g", float("nan"), 1.0)])
+        best_of_n.NUMBERS.score([bon("x", "g", float("nan"), 1.0)])
 
 
 def test_compare_values_give_every_headline_number_back() -> None:
     rng = random.Random(3)
     recs = [bon(str(i), "abc"[i % 3], rng.randint(0, 4), *(rng.randint(0, 4) for _ in range(rng.randint(1, 5))))
             for i in range(60)]  # fmt: skip
-    for kind, records in ((best_of_n, recs), (ranking, rankings(60))):
+    for kind, records in ((best_of_n.NUMBERS, recs), (ranking.NUMBERS, rankings(60))):
         s = kind.score(records, samples=20)
         values = kind.prompt_values(records)
         groups = sorted({r.group for r in records})
@@ -76,7 +76,7 @@ def test_ranking_tau_b_is_scipys_and_accuracy_pools_the_rated_pairs() -> None:
         ratings = r.details["ratings"] if r.details else []
         want = kendalltau(ratings, scores).statistic  # variant b
         assert ranking.tau_b(c, d, e, scores) == (0.0 if np.isnan(want) else pytest.approx(want, abs=1e-12))
-    s = ranking.score(recs, samples=20)
+    s = ranking.NUMBERS.score(recs, samples=20)
     for group in ("x", "y"):
         mine = [r for r in recs if r.group == group]
         right = sum(np.sign(r.chosen[i] - r.chosen[j]) > 0 for r in mine for i, j in r.pairs or ())
@@ -87,7 +87,7 @@ def test_ranking_tau_b_is_scipys_and_accuracy_pools_the_rated_pairs() -> None:
         assert s.pairs[group] == pairs
     assert s.unranked == sum(not r.pairs for r in recs)  # in no figure
     # scores that order nothing agree with nothing: tau 0, every rated pair wrong
-    flat = ranking.score([PromptScores("f", "x", (1.0, 1.0, 1.0), (), pairs=((0, 1), (0, 2)))], samples=5)
+    flat = ranking.NUMBERS.score([PromptScores("f", "x", (1.0, 1.0, 1.0), (), pairs=((0, 1), (0, 2)))], samples=5)
     assert flat.groups["x"] == {"accuracy": 0.0, "tau": 0.0}
 
 
@@ -100,7 +100,7 @@ def test_ranking_lines_read_back_to_the_same_summary() -> None:
         line = lines.line(ex, r)
         assert line["pairs"] == [list(p) for p in r.pairs or ()]
         read.append(lines.read(line, "f: record", 0, None))
-    assert ranking.score(read, samples=10) == ranking.score(recs, samples=10)
+    assert ranking.NUMBERS.score(read, samples=10) == ranking.NUMBERS.score(recs, samples=10)
     with_ratings = lines.read({"benchmark": "mine", "id": "1", "group": "x", "scores": [1, 2, 3], "ratings": [3, 1, 3]},
                               "f", 0, None)  # fmt: skip
     assert with_ratings is not None and with_ratings.pairs == ((0, 1), (2, 1))

@@ -135,7 +135,7 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
                    "--format", fmt)  # fmt: skip
     pages = tmp_path / "pages"
     record("report", "report", str(runs / "longer"), str(runs / "random"), "--out", str(pages))
-    for bench in ("prmbench", "processbench", "ppe-correctness"):
+    for bench in ("prmbench", "processbench", "ppe-correctness", "rewardmath", "m-reward-bench", "if-reward-bench"):
         record(f"report {bench}", "report", str(runs / "random" / bench), "--out", str(pages / f"{bench}.html"))
     for page in sorted(pages.iterdir()):
         out[f"pages/{page.name}"] = _digest(page, tmp)

@@ -172,8 +172,8 @@ def _pairs_headline(lead: Lead) -> Callable[[pairs.PairSummary], list[tuple[str,
 
 HEADLINES: dict[str, Callable[[Lead], Callable[[Any], list[tuple[str, float | None]]]]] = {
     "pairs": _pairs_headline,
-    "best-of-n": best_of_n.headline_of,
-    "ranking": ranking.headline_of,
+    "best-of-n": best_of_n.NUMBERS.headline_of,
+    "ranking": ranking.NUMBERS.headline_of,
 }
 
 

@@ -238,8 +238,12 @@ class PrmOptions(Strict, frozen=True, kw_only=True):
     bad_token: str = C.PRM_BAD_TOKEN
     max_tokens: AtLeastOne = C.PRM_CRITIC_MAX_TOKENS  # critic: room for its review
     # a benchmark of whole responses (RewardMATH): how a response's step scores become one, as RewardMATH's
-    # --prm_function (benchmarks/shared/step_aggregates.py)
-    function: Literal["min", "max", "prod", "geometric_mean", "mean", "mean_logit", "mean_odd", "last"] = "min"
+    # --prm_function (benchmarks/shared/step_aggregates.py); None: min
+    function: Literal["min", "max", "prod", "geometric_mean", "mean", "mean_logit", "mean_odd", "last"] | None = None
+
+    def aggregation(self) -> str:
+        """The step aggregation in use: the configured one, else min."""
+        return self.function or C.PRM_FUNCTION
 
     def tag(self) -> str:
         """The step tag in use: the configured one, else the method's default."""

@@ -110,7 +110,7 @@ class ProcessModel(EachSolution):
     def reduce(self, value: Any) -> float:
         """A response's one score from its steps' (a benchmark of whole responses: RewardMATH), by `prm.function`;
         never used for process scoring."""
-        return aggregate(value, self.options.function)
+        return aggregate(value, self.options.aggregation())
 
     def details(self, ex: Example, values: list[Any]) -> dict[str, Any] | None:
         if ex.solutions:  # a response per value: those cut at the length limit

@@ -197,7 +197,7 @@ def write_outputs(
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
     options: dict[str, Any] = {"threshold": facts.cfg.prm.threshold} if bench.process else {}
     if bench.prm_functions and facts.cfg.type == "prm":  # responses scored step by step: how each became one
-        options["prm_function"] = facts.cfg.prm.function
+        options["prm_function"] = facts.cfg.prm.aggregation()
     numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options) if scores else None
     head = bench.summary_json(numbers) if numbers is not None else {"benchmark": bench.name}
     info = run_info(facts, len(scores))

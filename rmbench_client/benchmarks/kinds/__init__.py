@@ -23,10 +23,10 @@ from . import best_of_n, pairs, ranking, steps
 
 PAIRS = Kind("pairs", numbers=pairs, shows=pairs, lines=pairs.Lines)
 # a judge compares the chosen response with each rejected one (its credits: best_of_n.outcome)
-BEST_OF_N = Kind("best-of-n", numbers=best_of_n, shows=best_of_n, lines=best_of_n.Lines, chosen_vs_rejected=False,
-                 best_of_n=True)  # fmt: skip
+BEST_OF_N = Kind("best-of-n", numbers=best_of_n.NUMBERS, shows=best_of_n, lines=best_of_n.Lines,
+                 chosen_vs_rejected=False, best_of_n=True)  # fmt: skip
 # a judge rates each response on its own (there is no chosen-rejected pair to compare): its rating is the score
-RANKING = Kind("ranking", numbers=ranking, shows=ranking, lines=ranking.Lines, chosen_vs_rejected=False,
+RANKING = Kind("ranking", numbers=ranking.NUMBERS, shows=ranking, lines=ranking.Lines, chosen_vs_rejected=False,
                ranking=True, judge_mode="rating")  # fmt: skip
 STEPS = Kind("steps", numbers=None, shows=None, lines=steps.Lines, chosen_vs_rejected=False, process=True)
 KINDS = {kind.name: kind for kind in (PAIRS, BEST_OF_N, RANKING, STEPS)}

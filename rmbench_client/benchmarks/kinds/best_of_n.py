@@ -18,15 +18,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from msgspec import UNSET
 
 from ...errors import DataError
 from ...examples import Example, PromptScores
 from ..shared.credits import finite_matrix
 from ..shared.lines import credit_value, floats, text_field
 from ..shared.tables import rows_table
-from ..spec import Interval, Lengths, Records, Row, Samples
-from .grouped import Grouped, GroupedSummary, Lead, undefined
+from ..spec import Row
+from .grouped import Grouped, GroupedSummary
 
 if TYPE_CHECKING:  # rich is imported where a table is drawn
     from rich.table import Table
@@ -35,9 +34,6 @@ if TYPE_CHECKING:  # rich is imported where a table is drawn
 class BestOfNSummary(GroupedSummary, kw_only=True):
     """A best-of-N benchmark's summary: accuracy and mrr per group (`groups`), over every prompt (`overall`) and as
     the groups' mean (`macro`), with their 95% intervals (`ci`)."""
-
-
-SUMMARY = BestOfNSummary
 
 
 def outcome(rec: PromptScores) -> tuple[float, float]:
@@ -65,42 +61,10 @@ def _figures(means: np.ndarray) -> dict[str, np.ndarray]:
     return {"accuracy": means[..., 0], "mrr": means[..., 1]}
 
 
-FIGURES = Grouped(prompt_values, _figures, ("accuracy", "mrr"))
-WHY = {"accuracy": "no prompt scored", "mrr": "no prompt scored"}
-
-
-def score(
-    records: Records,
-    seed: int = 0,
-    samples: Samples = None,
-    lengths: Lengths | None = None,
-    *,
-    benchmark: str = "best-of-n",
-) -> BestOfNSummary:
-    """Summary: accuracy and mrr per group, over every prompt and as the groups' mean, with 95% intervals."""
-    summary = FIGURES.score(records, BestOfNSummary, benchmark, seed, samples)
-    assert isinstance(summary, BestOfNSummary)
-    summary.undefined = undefined(summary, WHY) or UNSET
-    return summary
-
-
-def headline_of(lead: Lead) -> Callable[[BestOfNSummary], list[tuple[str, float | None]]]:
-    """compare's columns with the accuracy over every prompt ("prompts") or the groups' mean ("groups") leading."""
-    return lambda summary: FIGURES.headline(summary, lead)
-
-
-headline = headline_of("prompts")
-
-
-def headline_intervals(summary: BestOfNSummary) -> dict[str, Interval]:
-    return FIGURES.headline_intervals(summary, "prompts")
-
-
-headline_numbers = FIGURES.headline_numbers
-
-
-def scored_groups(summary: BestOfNSummary) -> list[str]:
-    return list(summary.groups)
+# the kind's numbers (spec.Numbers): `score`, `headline` (the accuracy over every prompt leads; `headline_of("groups")`
+# leads with the groups' mean), `headline_intervals`, `prompt_values`, `headline_numbers`, `scored_groups`
+NUMBERS = Grouped(prompt_values, _figures, ("accuracy", "mrr"), BestOfNSummary,
+                  {"accuracy": "no prompt scored", "mrr": "no prompt scored"})  # fmt: skip
 
 
 # --- the per-sample line ----------------------------------------------------------------------------------------
@@ -142,7 +106,7 @@ class Lines:
 
 def rows(summary: BestOfNSummary) -> tuple[list[str], list[Row]]:
     """Accuracy and mrr: a row per group, then every prompt and the groups' mean."""
-    return FIGURES.rows(summary)
+    return NUMBERS.rows(summary)
 
 
 def _caption(summary: BestOfNSummary) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
@@ -93,6 +93,37 @@ class Grouped:
     values: Values
     figures: Figures
     names: tuple[str, ...]  # the figures, primary first
+    summary: type[GroupedSummary] = GroupedSummary  # what `score` returns
+    why: Mapping[str, str] = field(default_factory=dict)  # why each figure can be undefined
+    # what a kind adds to the summary from the records (the ranking kind: its rated pairs)
+    finish: Callable[[Any, Sequence[PromptScores]], None] | None = None
+
+    # --- the kind's numbers (spec.Numbers): the accuracy over every prompt leads ---------------------------------
+
+    @property
+    def SUMMARY(self) -> type[GroupedSummary]:  # noqa: N802 (spec.Numbers' name)
+        return self.summary
+
+    @property
+    def prompt_values(self) -> Values:
+        """compare's per-prompt values: their group means give every figure (`headline_numbers`)."""
+        return self.values
+
+    def score(self, records: Sequence[PromptScores], seed: int = 0, samples: Samples = None,
+              lengths: Any = None, *, benchmark: str = "") -> GroupedSummary:  # fmt: skip
+        """The summary of the records: figures per group, over every prompt and as the groups' mean, with 95%
+        intervals, and why any figure is undefined."""
+        out = self.summarize(records, self.summary, benchmark, seed, samples)
+        if self.finish is not None:
+            self.finish(out, records)
+        out.undefined = undefined(out, self.why) or UNSET
+        return out
+
+    def headline(self, summary: GroupedSummary) -> list[tuple[str, float | None]]:
+        return self.columns_of(summary, "prompts")
+
+    def headline_intervals(self, summary: GroupedSummary) -> dict[str, Interval]:
+        return self.intervals(summary, "prompts")
 
     @property
     def primary(self) -> str:
@@ -113,9 +144,10 @@ class Grouped:
         rest = [(f, over) for f in self.names[1:] for over in both]
         return [(self.column(f, o), f, o) for f, o in (*rest, (self.primary, other), (self.primary, lead))]
 
-    def score(self, records: Sequence[PromptScores], summary: type[GroupedSummary], benchmark: str, seed: int,
-              samples: Samples) -> GroupedSummary:  # fmt: skip
-        """The summary: figures per group, over every prompt and as the groups' mean, with 95% intervals."""
+    def summarize(self, records: Sequence[PromptScores], summary: type[GroupedSummary], benchmark: str, seed: int,
+                  samples: Samples) -> GroupedSummary:  # fmt: skip
+        """The summary (of this type): figures per group, over every prompt and as the groups' mean, with 95%
+        intervals."""
         values = by_group(records, self.values)
         out = summary(benchmark=benchmark, n={g: len(v) for g, v in values.items()})
         if not values:
@@ -137,7 +169,7 @@ class Grouped:
         )
         return out
 
-    def headline(self, summary: GroupedSummary, lead: Lead) -> list[tuple[str, float | None]]:
+    def columns_of(self, summary: GroupedSummary, lead: Lead) -> list[tuple[str, float | None]]:
         """compare's columns: each group's primary figure, then the overall figures; the last leads."""
         ends = {"prompts": summary.overall, "groups": summary.macro}
         head = [(g, figs.get(self.primary)) for g, figs in summary.groups.items()]
@@ -145,7 +177,19 @@ class Grouped:
                 if not isinstance(figs := ends[over], UnsetType)]  # fmt: skip
         return head + tail
 
-    def headline_intervals(self, summary: GroupedSummary, lead: Lead) -> dict[str, Interval]:
+    def headline_of(self, lead: Lead) -> Callable[[Any], list[tuple[str, float | None]]]:
+        """A kind's `headline` with the figure over every prompt ("prompts") or the groups' mean ("groups") leading."""
+        return lambda summary: self.columns_of(summary, lead)
+
+    def intervals_of(self, lead: Lead) -> Callable[[Any], dict[str, Interval]]:
+        """A kind's `headline_intervals`, of the same columns."""
+        return lambda summary: self.intervals(summary, lead)
+
+    @staticmethod
+    def scored_groups(summary: GroupedSummary) -> list[str]:
+        return list(summary.groups)
+
+    def intervals(self, summary: GroupedSummary, lead: Lead) -> dict[str, Interval]:
         ci = summary.ci
         if isinstance(ci, UnsetType):
             return {}

@@ -30,8 +30,8 @@ from ...examples import Example, PromptScores
 from ..shared.credits import finite_matrix
 from ..shared.lines import floats, text_field
 from ..shared.tables import rows_table
-from ..spec import Interval, Lengths, Records, Row, Samples
-from .grouped import Grouped, GroupedSummary, Lead, undefined
+from ..spec import Row
+from .grouped import Grouped, GroupedSummary
 
 if TYPE_CHECKING:  # rich is imported where a table is drawn
     from rich.table import Table
@@ -46,9 +46,6 @@ class RankingSummary(GroupedSummary, kw_only=True):
 
     pairs: dict[str, int] = msgspec.field(default_factory=dict)
     unranked: int | UnsetType = UNSET
-
-
-SUMMARY = RankingSummary
 
 
 def rated_pairs(ratings: Sequence[float]) -> Pairs:
@@ -111,51 +108,28 @@ def _figures(means: np.ndarray) -> dict[str, np.ndarray]:
         return {"accuracy": means[..., 0] / means[..., 1], "tau": means[..., 2] / means[..., 3]}
 
 
-FIGURES = Grouped(prompt_values, _figures, ("accuracy", "tau"))
-WHY = {"accuracy": "no rated pair (every prompt's responses rated alike)",
-       "tau": "no prompt with a rated pair (every prompt's responses rated alike)"}  # fmt: skip
-
-
-def score(
-    records: Records,
-    seed: int = 0,
-    samples: Samples = None,
-    lengths: Lengths | None = None,
-    *,
-    benchmark: str = "ranking",
-) -> RankingSummary:
-    """Summary: pairwise accuracy and mean tau-b per group, over every prompt and as the groups' mean, with 95%
-    intervals; the rated pairs per group and the prompts without one."""
-    summary = FIGURES.score(records, RankingSummary, benchmark, seed, samples)
-    assert isinstance(summary, RankingSummary)
+def _pairs(summary: RankingSummary, records: Sequence[PromptScores]) -> None:
+    """The rated pairs of each group, and the prompts without one (in no figure)."""
     groups: dict[str, int] = {}
-    unranked = 0
     for rec in records:
         groups[rec.group] = groups.get(rec.group, 0) + len(rec.pairs or ())
-        unranked += not rec.pairs
     summary.pairs = dict(sorted(groups.items()))
-    summary.unranked = unranked or UNSET
-    summary.undefined = undefined(summary, WHY) or UNSET
-    return summary
+    summary.unranked = sum(not rec.pairs for rec in records) or UNSET
 
 
-def headline_of(lead: Lead) -> Callable[[RankingSummary], list[tuple[str, float | None]]]:
-    """compare's columns with the pooled accuracy ("prompts") or the groups' mean ("groups") leading."""
-    return lambda summary: FIGURES.headline(summary, lead)
-
-
-headline = headline_of("prompts")
-
-
-def headline_intervals(summary: RankingSummary) -> dict[str, Interval]:
-    return FIGURES.headline_intervals(summary, "prompts")
-
-
-headline_numbers = FIGURES.headline_numbers
-
-
-def scored_groups(summary: RankingSummary) -> list[str]:
-    return list(summary.groups)
+# the kind's numbers (spec.Numbers): `score`, `headline` (the pooled accuracy leads; `headline_of("groups")` leads
+# with the groups' mean), `headline_intervals`, `prompt_values`, `headline_numbers`, `scored_groups`
+NUMBERS = Grouped(
+    prompt_values,
+    _figures,
+    ("accuracy", "tau"),
+    RankingSummary,
+    {
+        "accuracy": "no rated pair (every prompt's responses rated alike)",
+        "tau": "no prompt with a rated pair (every prompt's responses rated alike)",
+    },  # fmt: skip
+    _pairs,
+)
 
 
 # --- the per-sample line ----------------------------------------------------------------------------------------
@@ -203,7 +177,7 @@ class Lines:
 
 def rows(summary: RankingSummary) -> tuple[list[str], list[Row]]:
     """Pairwise accuracy and mean tau-b: a row per group, then every prompt and the groups' mean."""
-    return FIGURES.rows(summary)
+    return NUMBERS.rows(summary)
 
 
 def _caption(summary: RankingSummary) -> str:

@@ -33,7 +33,7 @@ from ...errors import DataError
 from ...examples import PromptScores
 from ..kinds.grouped import Grouped, undefined
 from ..shared.step_aggregates import NAMES, aggregate, plain_sum
-from ..spec import Interval, Lengths, Records, Samples
+from ..spec import Lengths, Records, Samples
 from .constants import NAME
 from .summary import RewardMathSummary
 
@@ -101,7 +101,7 @@ def score(
     """Summary: accuracy, mrr and accuracy with ties over every problem (as upstream) and per subject, with 95%
     intervals; with step scores, each aggregation's figures too."""
     chosen = [replace(r, chosen=tuple(c), rejected=tuple(j)) for r in records for c, j in [sides(r, prm_function)]]
-    summary = FIGURES.score(chosen, RewardMathSummary, NAME, seed, samples)
+    summary = FIGURES.summarize(chosen, RewardMathSummary, NAME, seed, samples)
     assert isinstance(summary, RewardMathSummary)
     if chosen:
         summary.overall = {f: v for f, v in upstream_figures(outcomes(chosen)).items()}
@@ -120,17 +120,8 @@ def prompt_values(records: Sequence[PromptScores]) -> np.ndarray:
 
 
 headline_numbers = FIGURES.headline_numbers
-
-
-def headline(summary: RewardMathSummary) -> list[tuple[str, float | None]]:
-    """compare's columns: each subject's accuracy, the mrr and accuracy with ties, then the accuracy over every
-    problem (upstream's "reward Acc"), which leads."""
-    return FIGURES.headline(summary, "prompts")
-
-
-def headline_intervals(summary: RewardMathSummary) -> dict[str, Interval]:
-    return FIGURES.headline_intervals(summary, "prompts")
-
-
-def scored_groups(summary: RewardMathSummary) -> list[str]:
-    return list(summary.groups)
+# compare's columns: each subject's accuracy, the mrr and accuracy with ties, then the accuracy over every problem
+# (upstream's "reward Acc"), which leads
+headline = FIGURES.headline
+headline_intervals = FIGURES.headline_intervals
+scored_groups = FIGURES.scored_groups
