@@ -11,8 +11,9 @@ Over languages (`analysis/_plot_leaderboard.py`, `get_leaderboard`):
     average    = mean of the language scores, English (eng_Latn) left out
     std        = the sample standard deviation of those scores and of their average (upstream's table holds "Avg"
                  as a column when it takes "Std" over its columns)
-Sums are taken one after another in those orders, as upstream's Python does (the languages in code order: upstream
-takes them in its directory's order, which only the last bit of the average can depend on). A run missing some
+Sums are taken one after another, as upstream's Python sums a category and pandas a row of its leaderboard (across
+its columns), the languages in code order (upstream takes them in its directory's order, on which only the last bit
+of the average and std can depend). A run missing some
 subsets weighs the subsets present (and averages the categories present): such a run is partial. Intervals: each
 language's subsets resampled independently, combined exactly as the point estimate.
 """
@@ -68,20 +69,22 @@ def by_language(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def average(scores: Mapping[str, Any]) -> Any:
-    """The mean of the language scores but those the leaderboard leaves out; None where none is left."""
+    """The mean of the language scores but those the leaderboard leaves out, summed one after another as pandas sums
+    a row across its columns; None where none is left (floats, or arrays of replicates alike)."""
     kept = [v for lang, v in sorted(scores.items()) if lang not in NOT_AVERAGED]
     return plain_sum(kept) / len(kept) if kept and all(v is not None for v in kept) else None
 
 
 def spread(scores: Mapping[str, float | None], avg: float | None) -> float | None:
-    """The leaderboard's "Std": the sample standard deviation of the averaged languages' scores and, as upstream
-    computes it once "Avg" is a column of its table, of their average too."""
+    """The leaderboard's "Std": the sample standard deviation, as pandas takes it across a row (its nanvar: the
+    row's mean, then the squared deviations summed), of the averaged languages' scores and, as upstream computes it
+    once "Avg" is a column of its table, of their average too."""
     kept = [v for lang, v in sorted(scores.items()) if lang not in NOT_AVERAGED]
     if avg is None or any(v is None for v in kept):
         return None
     values = [*kept, avg]
     mean = plain_sum(values) / len(values)
-    return math.sqrt(plain_sum([(v - mean) ** 2 for v in values]) / (len(values) - 1))
+    return math.sqrt(plain_sum([(mean - v) ** 2 for v in values]) / (len(values) - 1))
 
 
 def score(
