@@ -1,5 +1,5 @@
 """A benchmark defined in a YAML file, named by its path wherever a benchmark's name goes: `run`, `score`, `compare`,
-`report`, `suite` (and a config's `benchmarks:`), the Python API, `--workers`. Its numbers are held against the
+`report`, `suite` (and a config's `benchmarks:`), `watch`, the Python API, `--workers`. Its numbers are held against the
 kinds' rules computed here from the data (a baseline needs no server); a file with a mistake is one error line
 naming the file and the key (or the data's record), exit 2."""
 
@@ -128,6 +128,25 @@ def test_suite_runs_files_named_on_the_command_line_and_in_a_config(tmp_path: Pa
     proc = cli("suite", "--config", str(config), "--data", str(tmp_path / "root"), "--out", str(tmp_path / "s2"),
                "--no-progress", "--json")  # fmt: skip
     assert proc.returncode == 0 and json.loads(proc.stdout)["results"]["my-bon"]["status"] == "complete", proc.stderr
+
+
+def test_suite_and_watch_need_no_data_root_for_files_naming_their_data(tmp_path: Path) -> None:
+    """A benchmark file's own `data:` is all a suite or a watch of it needs: no data/ folder beside it."""
+    bon, _ = write_bon(tmp_path / "def")
+    proc = cli("suite", "--model", "baseline:longer", "--benchmarks", str(bon), "--out", "s", "--no-progress",
+               "--json", cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0 and json.loads(proc.stdout)["results"]["my-bon"]["status"] == "complete", proc.stderr
+    checkpoint = tmp_path / "train" / "checkpoint-100"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "config.json").write_text("{}")  # a whole checkpoint: its config and a whole (empty) safetensors
+    (checkpoint / "model.safetensors").write_bytes((2).to_bytes(8, "little") + b"{}")
+    rows = rmb.watch(tmp_path / "train", {"model": "baseline:longer"}, out=tmp_path / "w", benchmarks=[str(bon)],
+                     data_root=tmp_path / "absent", settle=0, once=True)  # fmt: skip
+    assert [r.checkpoint for r in rows] == ["checkpoint-100"] and rows[0].done
+    assert rows[0].results["my-bon"].headline == rmb.load_result(tmp_path / "s" / "my-bon").headline
+    with pytest.raises(rmb.DataError, match="absent: no such directory"):  # one without its own data needs the root
+        rmb.watch(tmp_path / "train", {"model": "baseline:longer"}, out=tmp_path / "w2", benchmarks=["rm-bench"],
+                  data_root=tmp_path / "absent", once=True)  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -48,11 +48,13 @@ def model_dir(cfg: RunConfig) -> Path:
     return Path(cfg.out) if cfg.out else cfg.replace(out=None).out_dir().parent
 
 
-def data_root_dir(data_root: str | Path | None) -> Path:
+def data_root_dir(data_root: str | Path | None, names: Sequence[str] | None = None) -> Path:
     """The folder of the benchmarks' data folders (default data/); DataError when it is not there: a mistyped root
-    (or data/ looked for from another directory) is one error, not a suite whose every benchmark is missing."""
+    (or data/ looked for from another directory) is one error, not a suite whose every benchmark is missing. Not
+    needed when each benchmark of `names` (None: every one) is defined in a file that names its own `data:`."""
     root = Path(data_root) if data_root is not None else Path(C.DATA_FOLDER)
-    if not root.is_dir():
+    own_data = names is not None and all(benchmarks.get(n).default_data for n in names)
+    if not root.is_dir() and not own_data:
         raise DataError(f"data root {root}: no such directory (one folder per benchmark, as `rmbench-client data "
                         "fetch` puts them)")  # fmt: skip
     return root
@@ -62,10 +64,11 @@ def plan_suite(base: RunConfig, names: Sequence[str] | None, data_root: str | Pa
     """Per benchmark (the registry's order, or `names`): the run's config when its data is present under
     `data_root`/<benchmark> (default data/<benchmark>, where `data fetch` puts it), else why it is missing.
     DataError when `data_root` is no directory."""
-    root = data_root_dir(data_root)
+    chosen = names or base.benchmarks or benchmarks.names()  # the config's `benchmarks:` when none is named
+    root = data_root_dir(data_root, chosen)
     out = model_dir(base)
     planned = []
-    for name in names or base.benchmarks or benchmarks.names():  # the config's `benchmarks:` when none is named
+    for name in chosen:
         bench = benchmarks.get(name)
         name = bench.name  # a benchmark file's path names its benchmark
         folder = data_folder(name, root)
