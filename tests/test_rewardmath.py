@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers_cli import cli, one_error_line
+from hub_standin import serve_hub
 from new_benchmarks_fixture import rewardmath_records, write_rewardmath
 
 import rmbench_client as rmb
@@ -59,6 +60,21 @@ def test_a_baseline_run_follows_rewardmaths_rules(tmp_path: Path) -> None:
     ]
     (tmp_path / "theirs.json").write_text(json.dumps(theirs))
     assert summarize([tmp_path / "theirs.json"])["overall"] == overall
+
+
+def test_data_fetch_takes_the_hubs_files(tmp_path: Path) -> None:
+    """`data fetch rewardmath` downloads the hub dataset's data files (a stand-in hub on loopback: the real one's
+    file names could not be read here) into data/rewardmath/, where `data list` and a run find them."""
+    data = write_rewardmath(tmp_path / "RewardMATH_direct.json", problems=7).read_bytes()
+    env = {k: v for k, v in os.environ.items() if k != "RMBENCH_DATA_DIR"}
+    with serve_hub({"RewardMATH/RewardMATH": {"RewardMATH_direct.json": data, "README.md": b"# card"}}) as fake:
+        env |= {"HF_ENDPOINT": fake.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+        work = tmp_path / "work"
+        work.mkdir()
+        proc = cli("data", "fetch", "rewardmath", env=env, cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    assert [p.name for p in (work / "data" / "rewardmath").rglob("*.*")] == ["RewardMATH_direct.json"]
+    assert "rewardmath: data/rewardmath: 7 prompts in 1 file(s)" in cli("data", "list", env=env, cwd=work).stdout
 
 
 def test_ties_ranks_and_a_pairwise_judge_as_upstream_counts_them() -> None:
