@@ -114,6 +114,27 @@ def test_a_ranking_file_scores_alike_in_one_process_and_in_workers(tmp_path: Pat
     assert rmb.load_result(runs[0]).headline_name == "macro"  # the default headline: the groups' mean
 
 
+def test_a_pairs_file_scores_as_pairwise_does(tmp_path: Path) -> None:
+    """The pairs family on data of its own field names: the figures `pairwise` gives on the same pairs."""
+    rng = random.Random(7)
+    records = [{"q": f"Q{i}?", "good": "g" * rng.randint(1, 6), "bad": "b" * rng.randint(1, 6), "topic": "xy"[i % 2]}
+               for i in range(20)]  # fmt: skip
+    (tmp_path / "mine.json").write_text(json.dumps(records))
+    (tmp_path / "mine.yaml").write_text("name: my-pairs\nfamily: pairs\ndata: mine.json\n"
+                                        "fields: {prompt: q, chosen: good, rejected: bad, group: topic}\n")  # fmt: skip
+    plain = [{"prompt": r["q"], "chosen": r["good"], "rejected": r["bad"], "subset": r["topic"]} for r in records]
+    (tmp_path / "plain.json").write_text(json.dumps(plain))
+    mine = rmb.evaluate({"model": "baseline:longer"}, benchmark=str(tmp_path / "mine.yaml"), out=tmp_path / "a")
+    theirs = rmb.evaluate({"model": "baseline:longer"}, benchmark="pairwise", data=tmp_path / "plain.json",
+                          out=tmp_path / "b")  # fmt: skip
+    same = ("subsets", "n", "accuracy", "macro_accuracy", "ci", "style_bias")
+    assert [mine.summary[k] for k in same] == [theirs.summary[k] for k in same]
+    for topic in "xy":  # a tie is wrong
+        pairs = [r for r in records if r["topic"] == topic]
+        right = sum(len(r["good"]) > len(r["bad"]) for r in pairs) / len(pairs)
+        assert mine.summary["subsets"][topic] == pytest.approx(right)
+
+
 def test_suite_runs_files_named_on_the_command_line_and_in_a_config(tmp_path: Path) -> None:
     bon, _ = write_bon(tmp_path / "def")
     rank, _ = write_ranking(tmp_path / "def")
