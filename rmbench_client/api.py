@@ -125,7 +125,9 @@ def _begun(cfg: RunConfig, fresh: bool, progress: bool, heatmaps: bool, signals:
 def _not_begun(cfg: RunConfig, reason: str) -> BenchmarkResult:
     out = cfg.out_dir()
     why = f"{reason} before the run began: nothing in {out} was changed"
-    summary = {"benchmark": cfg.benchmark, "model": cfg.model, "complete": False, "scored": 0, "aborted": why}
+    from .benchmarks.registry import name_of
+
+    summary = {"benchmark": name_of(cfg.benchmark), "model": cfg.model, "complete": False, "scored": 0, "aborted": why}
     return result_of(out, summary, {})
 
 
@@ -271,7 +273,8 @@ def _planned(base: RunConfig, names: Sequence[str] | None, data_root: str | Path
         return
     for p in plan_suite(base, names, data_root):
         if p.cfg is None:
-            refused = base.fits(registry.get(p.name).process)
+            bench = registry.get(p.name)
+            refused = base.fits(bench.process, bool(bench.prm_functions))
             if refused:
                 raise ConfigError(f"benchmark {p.name}: {refused}")
             raise DataError(f"benchmark {p.name}: {p.missing}")
@@ -281,6 +284,7 @@ def _suite(
     base: RunConfig, names: Sequence[str] | None, data_root: str | Path | None, options: arguments.Options,
     signals: RunSignals,
 ) -> SuiteResult:  # fmt: skip
+    from .benchmarks import registry
     from .results.suite import model_dir, run_suite
 
     results: dict[str, BenchmarkResult] = {}
@@ -289,7 +293,7 @@ def _suite(
     def run_one(cfg: RunConfig) -> str | None:
         done = _begun(cfg, options.fresh, options.progress, options.heatmaps, signals)
         with signals.between():  # a signal while the trackers log stops the suite before its next benchmark
-            results[cfg.benchmark] = _tracked(done, options.trackers, options.step)
+            results[registry.name_of(cfg.benchmark)] = _tracked(done, options.trackers, options.step)
         if done.signal is not None:
             ended.append(done.signal)
         return None if done.began else done.result.aborted

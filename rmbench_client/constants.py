@@ -5,6 +5,7 @@ from __future__ import annotations
 
 # --- process benchmarks (PRMBench, ProcessBench; each benchmark's own facts are in its folder's constants.py) -----
 # PRMBench: a step scored above it is judged correct; ProcessBench: the first step scored below it is the wrong one
+PRM_FUNCTION = "min"  # a response's step scores made one (RewardMATH's --prm_function) when prm.function is unset
 PRM_THRESHOLD = 0.5
 PROCESS_MODEL_TYPES = ("prm",)  # model types that score each step of a solution (process benchmarks only)
 
@@ -87,6 +88,9 @@ JINJA_MIN_VERSION = "3.1.6"
 
 # --- outputs ----------------------------------------------------------------------------------------------------
 RUNS_DIR = "runs"
+# a run lacking more groups than MISSING_GROUPS_LISTED (M-RewardBench's 23 x 23) names the first few and their number
+MISSING_GROUPS_LISTED = 100
+MISSING_GROUPS_SHOWN = 8
 SUITE_NOTE_CHARS = 200  # suite.md's note on a partial benchmark is cut here (suite.json keeps it whole)
 PROMPT_HASH_CHARS = 16  # hex digits of a prompt's content hash in summary.json (64 bits: no collision in practice)
 SAMPLES_FILE = "samples.jsonl"
@@ -96,6 +100,7 @@ PROGRESS_FILE = "progress.jsonl"
 LOW_SPACE_BYTES = 2**20  # a storage error in a directory with less free space than this says the disk is full
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.yaml"
+DEFINITION_FILE = "benchmark.yaml"  # a copy of the file that defines the run's benchmark, when a file does
 STORE_FILE = "scores.sqlite"
 FAILURES_FILE = "failures.jsonl"
 REPORT_FILE = "report.html"

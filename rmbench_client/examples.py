@@ -67,6 +67,10 @@ class Example:
     # a solution's steps scored as a process (the prompt is the question), and their labels (1 correct, 0 wrong)
     steps: tuple[str, ...] = ()
     step_labels: tuple[int, ...] = ()
+    # what a benchmark breaks its numbers down by besides the group, carried to its scoring (PromptScores.facets)
+    facets: tuple[tuple[str, str], ...] = ()
+    # each response's steps (chosen first), where a process model may score whole responses step by step (RewardMATH)
+    solutions: tuple[tuple[str, ...], ...] = ()
 
     def comparisons(self) -> list[tuple[int, int]]:
         """The (chosen index, rejected index) comparisons the benchmark scores, chosen-major when all are."""
@@ -92,6 +96,8 @@ class PromptScores:
     A process model kind gives `steps`: each step's score (its probability of being correct), possibly fewer than
     the example's steps when the server cut the input at its length limit; `step_labels` are the example's, carried
     here for scoring.
+    `response_steps`: each response's step scores (chosen first), where a benchmark of whole responses turns them
+    into one score per response itself (RewardMATH: a PRM's step scores, by its `--prm_function`).
     `details` holds what explains the numbers in reports (DPO log-prob sums, a judge's answers); never scored.
     `answered_by` names the endpoints whose answers the scores are (pool/provenance.py); never scored either.
     """
@@ -106,3 +112,7 @@ class PromptScores:
     steps: tuple[float, ...] | None = None
     step_labels: tuple[int, ...] | None = None
     answered_by: tuple[dict[str, Any], ...] = field(default=(), compare=False)
+    response_steps: tuple[tuple[float, ...], ...] | None = None
+    # the example's facets (name, value): what a benchmark breaks its numbers down by besides the group
+    # (IF-RewardBench: the responding model, the turn, the number of constraints)
+    facets: tuple[tuple[str, str], ...] = ()

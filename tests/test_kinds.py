@@ -12,7 +12,7 @@ import pytest
 
 from rmbench_client.benchmarks import judgebench, pairwise, prmbench, registry, rmb
 from rmbench_client.benchmarks import rmb as rmb_package
-from rmbench_client.benchmarks.kinds import KINDS, PAIRS, STEPS, pairs, steps
+from rmbench_client.benchmarks.kinds import BEST_OF_N, KINDS, PAIRS, RANKING, STEPS, pairs, steps
 from rmbench_client.benchmarks.rmb import files as rmb_files
 from rmbench_client.benchmarks.rmb import scoring as rmb_scoring
 from rmbench_client.benchmarks.rmb import table as rmb_table
@@ -113,11 +113,14 @@ def test_replace_keeps_the_parts_as_they_are() -> None:
 
 
 def test_every_built_in_declares_its_kind_where_one_fits() -> None:
-    assert KINDS == {"pairs": PAIRS, "steps": STEPS}
-    by_kind = {b.name: (b.chosen_vs_rejected, b.process) for b in registry.benchmarks()}
-    assert by_kind["prmbench"] == by_kind["processbench"] == (False, True)
-    assert by_kind["reward-bench-2"] == (False, False)  # one correct answer ranked among several: no kind of these
-    assert all(by_kind[n] == (True, False) for n in by_kind if n not in ("prmbench", "processbench", "reward-bench-2"))
+    assert KINDS == {"pairs": PAIRS, "best-of-n": BEST_OF_N, "ranking": RANKING, "steps": STEPS}
+    by_kind = {b.name: (b.chosen_vs_rejected, b.process, b.best_of_n, b.ranking) for b in registry.benchmarks()}
+    assert by_kind["prmbench"] == by_kind["processbench"] == (False, True, False, False)
+    assert by_kind["reward-bench-2"] == (False, False, False, False)  # its Ties rated apart: no kind of these
+    assert by_kind["rewardmath"] == (False, False, True, False)  # one chosen solution among nine rejected ones
+    assert by_kind["if-reward-bench"] == (False, False, False, True)  # a preference graph over several responses
+    others = ("prmbench", "processbench", "reward-bench-2", "rewardmath", "if-reward-bench")
+    assert all(by_kind[n] == (True, False, False, False) for n in by_kind if n not in others)
     # JudgeBench is a pairs benchmark that differs only in what leads: its score is the kind's, in its name
     summary = judgebench.BENCHMARK.score(RECORDS, samples=50)
     assert summary.benchmark == "judgebench" and judgebench.BENCHMARK.leading(summary)[0] == "accuracy"

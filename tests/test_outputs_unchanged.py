@@ -38,6 +38,7 @@ from hub_schemas import (
     rb2_record,
     write_parquet,
 )
+from new_benchmarks_fixture import write_if, write_mrb, write_rewardmath
 from ppe_fixture import battle, best_of_k, write_correctness, write_preference
 from processbench_fixture import write_processbench
 from test_judgebench import RECORDS as JUDGEBENCH_RECORDS
@@ -89,6 +90,9 @@ def _data(root: Path) -> Path:
     rows = {name: [row(name, i) for i in range(3)] for name in ("math", "gpqa")}
     write_correctness(root / "ppe-correctness", rows)
     write_processbench(root / "processbench", count=9)
+    write_rewardmath(root / "rewardmath" / "RewardMATH_direct.json", problems=7)
+    write_mrb(root / "m-reward-bench", ("arb_Arab", "eng_Latn", "zho_Hans"), per_subset=1)
+    write_if(root / "if-reward-bench" / "if_rewardbench.json", instructions=9)
     return root
 
 
@@ -151,7 +155,7 @@ def _outputs(tmp_path: Path) -> dict[str, str]:
                    "--format", fmt)  # fmt: skip
     pages = tmp_path / "pages"
     record("report", "report", str(runs / "longer"), str(runs / "random"), "--out", str(pages))
-    for bench in ("prmbench", "processbench", "ppe-correctness"):
+    for bench in ("prmbench", "processbench", "ppe-correctness", "rewardmath", "m-reward-bench", "if-reward-bench"):
         record(f"report {bench}", "report", str(runs / "random" / bench), "--out", str(pages / f"{bench}.html"))
     for page in sorted(pages.iterdir()):
         out[f"pages/{page.name}"] = _digest(page, tmp)

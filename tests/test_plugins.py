@@ -126,7 +126,7 @@ def test_the_installed_example_is_listed_and_named_in_help(site: Path, tmp_path:
     assert "pairwise" in listed  # beside the built-ins
     assert f"{NAME}: {root / NAME}: 12 prompts in 1 file(s)" in cli("data", "list", "--dir", str(root), env=env).stdout
     assert "and Honesty pairs against" in " ".join(cli("--help", env=env).stdout.split())
-    assert f"processbench, {NAME}" in cli("run", "--help", env=env).stdout  # --benchmark's names
+    assert f"if-reward-bench, {NAME}" in cli("run", "--help", env=env).stdout  # --benchmark's names
     alone = cli("data", "list", "--dir", str(root), "--json", env=with_path())
     assert NAME not in {e["benchmark"] for e in json.loads(alone.stdout)}  # not installed: not there
 

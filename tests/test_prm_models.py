@@ -32,6 +32,7 @@ from tcp_switch import TcpSwitch
 from test_prmbench import prmbench_dir
 
 from rmbench_client.benchmarks.processbench import constants as pb_c
+from rmbench_client.benchmarks.shared.step_aggregates import aggregate
 from rmbench_client.config.schema import RunConfig
 from rmbench_client.errors import ConfigError, SampleError
 from rmbench_client.examples import Example
@@ -293,3 +294,47 @@ def test_run_scores_prmbench_records_cut_and_all(pooling_server: RunConfig, tmp_
     assert cut and all(line["details"]["cut_at_tokens"] == CUT_LIMIT for line in cut)
     assert all(len(line["step_scores"]) == len(line["step_labels"]) for line in lines if line not in cut)
     assert any(f"{len(cut)} solution(s) longer than the server's max_model_len" in w for w in s["warnings"])
+
+
+def test_run_scores_rewardmath_responses_step_by_step(
+    pooling_server: RunConfig, reference_scores: ReferenceScores, tmp_path: Path
+) -> None:
+    """A PRM on RewardMATH (a benchmark of whole responses whose responses come in steps): each solution scored as a
+    process benchmark's solution is (equal to the model card's computation), made one score by `prm.function`
+    exactly as RewardMATH's eval.py aggregates; `score --prm-function` aggregates the stored steps another way."""
+    steps = [("2 + 2 = 4.", "So the answer is 4."), ("2 + 2 = 5.", "So 5."), ("Add them: 4.",),
+             ("Guess 3.", "Check: no.", "Answer 3.")]  # fmt: skip
+    records = [{"problem": f"What is 2 + {p}?", "answer": "4", "eval_solution": list(s), "subject": "Algebra",
+                "solution_reference": "human_to_GPT-4" if k == 0 else f"model-{k}", "level": 1, "problem_id": p,
+                "solution_type": "chosen" if k == 0 else "rejected", "id": 10 * p + k}
+               for p in range(2) for k, s in enumerate(steps)]  # fmt: skip
+    data = tmp_path / "RewardMATH_direct.json"
+    data.write_text(json.dumps(records))
+    config = tmp_path / "prm.yaml"
+    cfg = pooling_server.replace(benchmark="rewardmath", prm=pooling_server.prm.replace(function="mean"))
+    config.write_text(yaml.safe_dump(cfg.to_data(exclude_none=True)))
+    out = tmp_path / "run"
+    proc = cli("run", "--config", str(config), "--data", str(data), "--out", str(out), "--no-progress")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    s = summary(out)
+    assert (
+        not s["complete"]
+        and s["scored"] == 2
+        and s["prm_function"] == "mean"
+        and set(s["aggregations"]) >= {"min", "mean", "last"}
+    )
+    lines = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    system = {"role": "system", "content": pooling_server.prm.system}
+    messages = [[system, {"role": "user", "content": f"What is 2 + {p}?"},
+                 {"role": "assistant", "content": "".join(f"{t}<extra_0>" for t in s)}]
+                for p in range(2) for s in steps]  # fmt: skip
+    expected = iter(reference_scores(PRM_DIR, "prm", messages))
+    for line in lines:
+        assert len(line["step_scores"]) == len(steps) and line["solution_reference"][0] == "human_to_GPT-4"
+        for got, want in zip(line["step_scores"], expected, strict=False):
+            assert max(abs(a - b) for a, b in zip(got, want, strict=True)) <= TOLERANCE
+        assert line["score"] == [aggregate(s, "mean") for s in line["step_scores"]]  # RewardMATH's mean, exactly
+    assert rescored(out)["overall"] == s["overall"]
+    other = cli("score", str(out / "samples.jsonl"), "--prm-function", "min", "--json")
+    assert other.returncode == 0 and json.loads(other.stdout)["prm_function"] == "min", other.stderr
+    assert json.loads(other.stdout)["overall"] == s["aggregations"]["min"]

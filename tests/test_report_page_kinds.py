@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers_data import require_rmbench
 from helpers_report import chromium, constructed_run, open_page, samples, shown_ids
+from new_benchmarks_fixture import write_if, write_rewardmath
 
 from rmbench_client import constants as C
 from rmbench_client.cli import main
@@ -19,7 +20,7 @@ from rmbench_client.run.runner import run
 
 
 @pytest.fixture(scope="module")
-def browser(rewardbench_run, pairwise_run) -> Iterator:
+def browser(rewardbench_run, pairwise_run, new_kind_runs) -> Iterator:
     with chromium() as b:
         yield b
 
@@ -178,3 +179,33 @@ def test_pairwise_page_reads_the_run_s_field_names(pairwise_run, browser):
     first = page.query_selector(f"#list .item[data-id='{lost_ids[0]}'] details.prompt pre")
     assert first.text_content() == f"which is better, {lost_ids[0]}?"
     assert requests == [] and errors == []
+
+
+@pytest.fixture(scope="module")
+def new_kind_runs(tmp_path_factory) -> dict[str, Path]:
+    """baseline:longer on RewardMATH (best-of-N) and IF-RewardBench (ranking) records of their own layouts."""
+    tmp_path = tmp_path_factory.mktemp("new-kinds")
+    data = {"rewardmath": write_rewardmath(tmp_path / "rm.json", problems=7),
+            "if-reward-bench": write_if(tmp_path / "if.json", instructions=9)}  # fmt: skip
+    for name, path in data.items():
+        cfg = {"model": "baseline:longer", "benchmark": name, "data": str(path), "out": str(tmp_path / name)}
+        run(load_config(None, cfg), progress=False)
+    return {name: tmp_path / name for name in data}
+
+
+def test_best_of_n_and_ranking_pages_list_what_was_lost(browser, new_kind_runs):
+    """RewardMATH (best-of-N): a problem is listed when its chosen solution lost or tied against any rejected one;
+    IF-RewardBench (ranking): an instruction is listed when its scores misorder or tie an edge of its preference
+    graph, each edge shown as a comparison of its better response with its worse."""
+    for name, out in new_kind_runs.items():
+        assert main(["report", str(out)]) == 0
+        page, requests, errors = open_page(browser, out / C.REPORT_FILE)
+        recs = samples(out)
+        if name == "rewardmath":
+            lost_ids = [rid for rid, r in recs.items() if not all(r["score"][0] > s for s in r["score"][1:])]
+            names = page.eval_on_selector_all("#summary-table td:first-child", "els => els.map(e => e.textContent)")
+            assert names[-2:] == ["all prompts", "mean of groups"] and "Algebra" in names
+        else:
+            lost_ids = [rid for rid, r in recs.items() if any(r["scores"][u] <= r["scores"][v] for u, v in r["pairs"])]
+        assert lost_ids and sorted(shown_ids(page)) == sorted(lost_ids)
+        assert requests == [] and errors == []

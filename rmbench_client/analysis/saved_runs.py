@@ -19,10 +19,15 @@ def rescore(
     domain: str | None = None,
     seed: int = 0,
     threshold: float | None = None,
+    benchmark: str | Path | None = None,
+    prm_function: str | None = None,
 ) -> Scores:
     """Re-score saved per-sample files (a run's `samples.jsonl`, a benchmark's own score files, or results files),
     as `rmbench-client score` does. `domain`: RM-Bench's domain for records that carry none; `threshold`: a process
-    benchmark's step threshold.
+    benchmark's step threshold; `benchmark`: a benchmark's name or file, whose records these are (also those that
+    name none; a run's own benchmark file is found beside its samples.jsonl); `prm_function`: how step scores of
+    whole responses become one (RewardMATH's PRM files: min, max, prod, geometric_mean, mean, mean_logit,
+    mean_odd, last).
 
     Raises:
         TypeError: `threshold` is no number.
@@ -38,7 +43,10 @@ def rescore(
     if not files:
         raise DataError("rescore needs at least one score file")
     with few_blas_threads(), in_api_words():  # `score`'s checks: its flags named as this function's arguments
-        summary = summarize([str(p) for p in files], domain, seed=seed, threshold=threshold)
+        given = str(benchmark) if benchmark is not None else None
+        summary = summarize(
+            [str(p) for p in files], domain, seed=seed, threshold=threshold, benchmark=given, prm_function=prm_function
+        )
     return scores_of(read_summary(summary, ", ".join(map(str, files))))
 
 

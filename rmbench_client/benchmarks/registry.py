@@ -2,7 +2,9 @@
 packages declare in the entry-point group `rmbench_client.benchmarks`, each a `spec.Benchmark`, checked alike.
 
 Everything that differs between benchmarks is reached through `get(name)`; the machinery that runs, compares and
-reports never asks which benchmark it is.
+reports never asks which benchmark it is. A benchmark defined in a file (definitions.py) is named by the file's path
+wherever a name goes; once read, it is known by its own name in this process too (a run directory keeps a copy of
+the file, `constants.DEFINITION_FILE`, by which its outputs are read again: `of_summary`'s `beside`).
 """
 
 from __future__ import annotations
@@ -12,12 +14,17 @@ import logging
 import re
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ..constants import DEFINITION_FILE
 from ..errors import ConfigError, DataError
 from . import (
+    definitions,
+    if_reward_bench,
     judgebench,
+    m_reward_bench,
     pairwise,
     ppe_correctness,
     ppe_preference,
@@ -25,6 +32,7 @@ from . import (
     processbench,
     reward_bench,
     reward_bench_2,
+    rewardmath,
     rm_bench,
     rmb,
 )
@@ -46,6 +54,9 @@ BUILT_IN: tuple[Benchmark[Any], ...] = tuple(
         rmb,
         prmbench,
         processbench,
+        rewardmath,
+        m_reward_bench,
+        if_reward_bench,
     )
 )
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]*")  # it names folders (runs/<model>/<benchmark>, data/<benchmark>)
@@ -112,23 +123,62 @@ def reload() -> None:
     _registered.cache_clear()
 
 
+_defined: dict[str, Benchmark[Any]] = {}  # benchmarks read from definition files in this process, by name
+
+
 def names() -> tuple[str, ...]:
-    """Every benchmark's name: the built-ins in their order, then the plug-ins by name."""
-    return tuple(_registered()[0])
+    """Every benchmark's name: the built-ins in their order, then the plug-ins by name, then those read from files in
+    this process."""
+    return tuple(_registered()[0]) + tuple(n for n in _defined if n not in _registered()[0])
 
 
 def benchmarks() -> tuple[Benchmark[Any], ...]:
-    return tuple(_registered()[0].values())
+    return tuple(_registered()[0].values()) + tuple(b for n, b in _defined.items() if n not in _registered()[0])
+
+
+def define(path: str | Path) -> Benchmark[Any]:
+    """The benchmark a definition file defines, known by its name from now on in this process; ConfigError for a
+    name a built-in or a plug-in has, or one another file defined differently."""
+    bench = definitions.load(path)
+    found, broken = _registered()
+    if bench.name in found or bench.name in broken:
+        raise ConfigError(f"{path}: name: {bench.name!r} is the name of a benchmark already registered; choose another")
+    earlier = _defined.get(bench.name)
+    if (
+        earlier is not None
+        and earlier is not bench
+        and Path(earlier.definition).read_bytes() != Path(bench.definition).read_bytes()
+    ):
+        raise ConfigError(f"{path}: name: {bench.name!r} is already defined differently by {earlier.definition}")
+    _defined[bench.name] = bench
+    return bench
 
 
 def get(name: str) -> Benchmark[Any]:
-    """The benchmark of this name; ConfigError naming the known ones (or why a plug-in of this name failed)."""
+    """The benchmark of this name, or of this definition file; ConfigError naming the known ones (or why a plug-in of
+    this name failed)."""
+    if definitions.is_definition(name):
+        return define(name)
     found, broken = _registered()
     if name in found:
         return found[name]
+    if name in _defined:
+        return _defined[name]
     if name in broken:
         raise ConfigError(broken[name])
-    raise ConfigError(f"unknown benchmark {name!r} (known: {', '.join(found)})")
+    raise ConfigError(f"unknown benchmark {name!r} (known: {', '.join(names())}; or a benchmark file, NAME.yaml)")
+
+
+def name_of(benchmark: str) -> str:
+    """A benchmark's name, also where it is given by its definition file."""
+    return get(benchmark).name if definitions.is_definition(benchmark) else benchmark
+
+
+def define_beside(directory: Path) -> None:
+    """Know the benchmark a run directory's copy of its definition file defines, if it has one."""
+    copy = directory / DEFINITION_FILE
+    if copy.is_file():
+        define(copy)
 
 
 def titles() -> str:
@@ -144,10 +194,16 @@ def step_rules() -> str:
     return "; ".join(f"{b.title or b.name}: {RULE_WORDS[b.step_rule]}" for b in benchmarks() if b.process)
 
 
-def of_summary(summary: Any, where: str) -> Benchmark[Any]:
-    """The benchmark a summary object belongs to; a DataError naming `where` otherwise."""
-    found = _registered()[0]
+def of_summary(summary: Any, where: str, beside: Path | None = None) -> Benchmark[Any]:
+    """The benchmark a summary object belongs to (a benchmark defined in a file: by the copy of its file in the
+    directory `beside`, where the summary lies); a DataError naming `where` otherwise."""
     name = summary.get("benchmark") if isinstance(summary, dict) else None
+    if isinstance(name, str) and name not in names() and beside is not None:
+        try:
+            define_beside(beside)
+        except ConfigError as exc:
+            raise DataError(f"{where}: {exc}") from None
+    found = dict(zip(names(), benchmarks(), strict=True))
     if name not in found:
         raise DataError(f"{where}: not a summary of a known benchmark ({', '.join(found)})")
     return found[name]

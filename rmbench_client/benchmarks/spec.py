@@ -10,7 +10,7 @@ reports asks these functions and never which benchmark it is.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, NotRequired, Protocol, TypedDict, TypeVar, cast
@@ -146,6 +146,11 @@ class Kind:
     lines: Callable[[str, str], Lines]  # (the benchmark's name, its group field) -> its line and reader
     chosen_vs_rejected: bool = True  # every chosen response is compared with every rejected one
     process: bool = False  # one solution's steps per example, scored by a process model kind
+    # one chosen response ranked among several rejected ones: the report page lists the chosen against each
+    best_of_n: bool = False
+    # the responses are all in `chosen` and `pairs` holds (better, worse) indices among them: a ranking's rated pairs
+    ranking: bool = False
+    judge_mode: JudgeMode | None = None  # how a judge scores a benchmark of the kind (None: the benchmark says)
 
 
 def _given(*args: Any, **kwargs: Any) -> Any:
@@ -243,6 +248,8 @@ class Benchmark(Generic[S]):
     # every chosen response is compared with every rejected one (what the report page lists); not a best-of-N
     # list, which ranks one correct answer among several. A kind sets it (and `process`) for its benchmarks
     chosen_vs_rejected: bool = True
+    best_of_n: bool = False  # set by its kind: one chosen response against several rejected ones (`Kind`)
+    ranking: bool = False  # set by its kind: `pairs` are (better, worse) indices among the responses in `chosen`
     # the record fields its loader reads: the keys `data_fields` may map (another key is a mistake, e.g. a typo)
     fields: tuple[str, ...] = ()
     unscored: str = ""  # which records `parse_record` leaves out, and why (said in the summary when any are)
@@ -250,6 +257,14 @@ class Benchmark(Generic[S]):
     duplicates: str = ""
     data_notes: Callable[[Sequence[Example]], list[str]] = field(default=lambda e: [])  # quirks the summary states
     data_env: str = ""  # an environment variable that names its data directory when --data does not
+    default_data: str = ""  # its data when neither --data nor data_env names any (a file-defined benchmark's `data:`)
+    # the records of one example spread over several (RewardMATH: one record per solution) gathered into one record
+    # each, from a file's records in order, before `parse_record` reads them; None: a record is an example
+    gather: Callable[[Iterable[Any], Path], Iterator[Any]] | None = None
+    definition: str = ""  # the file a benchmark defined from a file was read from (definitions.py); "" otherwise
+    # how a PRM's step scores may become one score per response, by name: its `score` then takes `prm_function=`
+    # (RewardMATH's --prm_function choices); () when it scores no step scores
+    prm_functions: tuple[str, ...] = ()
     checksums: Mapping[str, str] = field(default_factory=dict)  # file name -> "sha256:<hex>" | "git-sha1:<hex>"
     # a process benchmark (PRMBench, ProcessBench): each example is one solution's steps, scored by a process model
     # kind (model_kinds.base.ModelKind.process) into PromptScores.steps, and judged at a threshold by `step_rule`
@@ -261,8 +276,10 @@ class Benchmark(Generic[S]):
     ) -> None:
         parts: dict[str, Any] = {}
         if kind is not None:
-            object.__setattr__(self, "chosen_vs_rejected", kind.chosen_vs_rejected)
-            object.__setattr__(self, "process", kind.process)
+            for fact in ("chosen_vs_rejected", "process", "best_of_n", "ranking"):
+                object.__setattr__(self, fact, getattr(kind, fact))
+            if kind.judge_mode is not None:
+                object.__setattr__(self, "judge_mode", kind.judge_mode)
             if kind.numbers is not None:  # its score told the benchmark's name
                 parts |= _numbers(kind.numbers) | {"score": functools.partial(kind.numbers.score, benchmark=self.name)}
             parts |= (_shows(kind.shows) if kind.shows is not None else {}) | _lines(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
+from ..benchmarks.shared.step_aggregates import NAMES as STEP_AGGREGATES
 from ..errors import RmbError, UserError
 from ..results.stamp import Origin, made_by
 from . import leaderboard, reproduce, run, status, suite, watch
@@ -79,11 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
     p_score = sub.add_parser("score", parents=[common], help="re-score saved per-sample score files")
     p_score.add_argument("paths", nargs="+", metavar="FILE", help="samples.jsonl or a benchmark's own score file")
     p_score.add_argument("--domain", metavar="NAME", help="RM-Bench domain of records that carry none")
+    p_score.add_argument("--benchmark", metavar="NAME|FILE.yaml", help="the records are this benchmark's, also those "
+                         "that name none (a run's own benchmark file is found beside its samples.jsonl)")  # fmt: skip
     p_score.add_argument("--json", action="store_true", help="print one JSON object (fractions in [0, 1])")
     p_score.add_argument("--seed", type=seed, default=0, metavar="N", help="bootstrap seed (default 0)")
     p_score.add_argument("--threshold", type=unit_interval, metavar="T",
                          help=f"process benchmarks: each step's score against T (default {C.PRM_THRESHOLD}), by the "
                          f"benchmark's own rule. {benchmarks.step_rules()}")  # fmt: skip
+    p_score.add_argument("--prm-function", choices=STEP_AGGREGATES, metavar="NAME", help="step scores of whole "
+                         "responses (RewardMATH's PRMs): how a response's step scores become one, as RewardMATH's "
+                         f"--prm_function: {', '.join(STEP_AGGREGATES)}")  # fmt: skip
 
     add_compare_parser(sub, common)
     add_report_parser(sub, common)
@@ -118,7 +124,14 @@ def cmd_score(args: argparse.Namespace, console: Console) -> int:
     from ..results.score_files import summarize
 
     with few_blas_threads():  # read_scores, or a results file's subsets
-        summary = summarize(args.paths, args.domain, seed=args.seed, threshold=args.threshold)
+        summary = summarize(
+            args.paths,
+            args.domain,
+            seed=args.seed,
+            threshold=args.threshold,
+            benchmark=args.benchmark,
+            prm_function=args.prm_function,
+        )
     if args.json:
         sys.stdout.write(json.dumps(summary) + "\n")
     else:

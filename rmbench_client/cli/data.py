@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..benchmarks.spec import Benchmark
-from ..datasets import data_folder, hub, load_dataset
+from ..datasets import data_folder, hub, load_dataset, missing_words
 from ..errors import DataError
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def _describe(entry: dict[str, Any]) -> str:
         checks += f", {states.count('mismatch')} MISMATCH"
     text = f"{entry['benchmark']}: {entry['dir']}: {entry['prompts']} prompts in {len(states)} file(s), {checks}"
     if entry["missing_groups"]:
-        text += f"; no data for {', '.join(entry['missing_groups'])}"
+        text += f"; {missing_words(entry['missing_groups'])}"
     return text
 
 
@@ -82,7 +82,10 @@ def cmd_data(args: argparse.Namespace, console: Console) -> int:
     for name in names:
         bench = benchmarks.get(name)
         dest = data_folder(name, args.dir)
-        sys.stderr.write(f"{name}: downloading {', '.join(s.repo for s in bench.hub) or '(nothing)'} into {dest}\n")
+        repos = (
+            ", ".join(dict.fromkeys(s.repo for s in bench.hub)) or "(nothing)"
+        )  # a repository once however many parts
+        sys.stderr.write(f"{name}: downloading {repos} into {dest}\n")
         for path, verified in hub.fetch(bench, dest):
             sys.stdout.write(f"{path}  {'checksum ok' if verified else 'no known checksum'}\n")
         data = load_dataset(name, dest)

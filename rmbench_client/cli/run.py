@@ -203,7 +203,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result.summary) + "\n")
     elif result.summary.get("scored"):
-        print_summary(result.summary, title=f"{cfg.model} on {cfg.benchmark}", console=console)
+        print_summary(result.summary, title=f"{cfg.model} on {benchmarks.name_of(cfg.benchmark)}", console=console)
     for rid, reason in list(result.failures.items())[:20]:
         sys.stderr.write(f"failed: {rid}: {' '.join(reason.split())}\n")
     if result.failures:
@@ -238,7 +238,7 @@ def dry_run(cfg: RunConfig, as_json: bool, fresh: bool = False) -> int:
     what = "comparisons" if found["pairwise"] else "sequences"
     stored = f"{found['stored_prompts']} prompts complete, {found['stored_units']} {what}"
     sys.stdout.write(
-        f"{cfg.model} on {cfg.benchmark}: {found['prompts']} prompts, {found['units']} {what}\n"
+        f"{cfg.model} on {benchmarks.name_of(cfg.benchmark)}: {found['prompts']} prompts, {found['units']} {what}\n"
         f"  stored in {found['out_dir']}: {'not used: --fresh forgets what is stored' if fresh else stored}\n"
         f"  would send: {found['to_send']} {what} for {found['pending_prompts']} prompts\n"
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import constants as C
+from ..benchmarks import registry as benchmarks
 from ..config.loading import load_config
 from ..errors import DataError
 from ..results.run_directory import running_pid, unfinished, without_summary
@@ -60,7 +61,12 @@ def _status(run_dir: Path) -> tuple[dict[str, Any], RunSummary | None]:
         hint = f"; its run directories: {inside}" if inside else ""
         raise DataError(f"{run_dir}: not a run directory (no {C.CONFIG_FILE}){hint}")
     cfg = load_config(run_dir / C.CONFIG_FILE)
-    out: dict[str, Any] = {"run_dir": str(run_dir), "model": cfg.model, "benchmark": cfg.benchmark, "type": cfg.type}
+    out: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        "model": cfg.model,
+        "benchmark": benchmarks.name_of(cfg.benchmark),
+        "type": cfg.type,
+    }
     pid = running_pid(run_dir)
     out["state"] = "running" if pid is not None else "not running"
     if pid is not None:

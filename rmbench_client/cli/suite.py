@@ -39,22 +39,22 @@ def cmd_suite(args: argparse.Namespace, console: Console) -> int:
     ended: dict[str, Any] = {}
 
     def run_one(cfg: RunConfig) -> str | None:
-        sys.stderr.write(f"{cfg.benchmark}: running\n")
+        sys.stderr.write(f"{benchmarks.name_of(cfg.benchmark)}: running\n")
         progress = not args.no_progress and not args.json
         try:
             result, ended["signal"] = run_config(cfg, fresh=args.fresh, progress=progress, heatmaps=args.heatmaps)
         except DataError as exc:  # before its run directory was made: none is named (the table says why)
-            sys.stderr.write(f"{cfg.benchmark}: not run: {exc}\n")
+            sys.stderr.write(f"{benchmarks.name_of(cfg.benchmark)}: not run: {exc}\n")
             raise
         except Interrupted as exc:  # the suite's table is still written from the runs that ended before
             sys.stderr.write(interrupted_line(exc, str(cfg.out_dir())))
             ended["signal"] = exc.signal
             return f"{exc} before it began"
-        sys.stderr.write(f"{cfg.benchmark}: {cfg.out_dir()}\n")
+        sys.stderr.write(f"{benchmarks.name_of(cfg.benchmark)}: {cfg.out_dir()}\n")
         if not result.all_scored:
             ended["incomplete"] = True
             why = result.aborted or f"{len(result.failures)} prompt(s) not scored"
-            sys.stderr.write(f"{cfg.benchmark}: incomplete ({why}); rerun the suite to resume\n")
+            sys.stderr.write(f"{benchmarks.name_of(cfg.benchmark)}: incomplete ({why}); rerun the suite to resume\n")
         return None
 
     def stopped() -> str | None:  # interrupted: the other benchmarks are left for the next suite run

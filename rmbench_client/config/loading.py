@@ -96,7 +96,11 @@ def load_config(path: str | Path | None, overrides: Mapping[str, Any] | None = N
     return config_of(read_yaml(path) if path else {}, overrides, str(path) if path else "command line")
 
 
-def dump_config(cfg: RunConfig) -> str:
+def dump_config(cfg: RunConfig, benchmark: Path | None = None) -> str:
     """The config as used, for the run directory, with no secret in it (`redaction.masked`: an endpoint's
-    credentials, a server flag's key; keys come from the environment and are never stored)."""
-    return yaml.safe_dump(masked(cfg.to_data(exclude_none=True)), sort_keys=False)
+    credentials, a server flag's key; keys come from the environment and are never stored); with `benchmark`, the
+    run directory's copy of its benchmark's file named instead of the file given."""
+    data = cfg.to_data(exclude_none=True)
+    if benchmark is not None:
+        data["benchmark"] = str(benchmark)
+    return yaml.safe_dump(masked(data), sort_keys=False)

@@ -237,6 +237,13 @@ class PrmOptions(Strict, frozen=True, kw_only=True):
     good_token: str = C.PRM_GOOD_TOKEN  # logprobs
     bad_token: str = C.PRM_BAD_TOKEN
     max_tokens: AtLeastOne = C.PRM_CRITIC_MAX_TOKENS  # critic: room for its review
+    # a benchmark of whole responses (RewardMATH): how a response's step scores become one, as RewardMATH's
+    # --prm_function (benchmarks/shared/step_aggregates.py); None: min
+    function: Literal["min", "max", "prod", "geometric_mean", "mean", "mean_logit", "mean_odd", "last"] | None = None
+
+    def aggregation(self) -> str:
+        """The step aggregation in use: the configured one, else min."""
+        return self.function or C.PRM_FUNCTION
 
     def tag(self) -> str:
         """The step tag in use: the configured one, else the method's default."""
@@ -260,7 +267,9 @@ class ClientOptions(Strict, frozen=True, kw_only=True):
 class RunConfig(Strict, frozen=True, kw_only=True):
     """A whole evaluation."""
 
-    benchmark: str = "rm-bench"  # a name in the benchmark registry (rmbench_client/benchmarks/registry.py)
+    # a name in the benchmark registry (rmbench_client/benchmarks/registry.py), or a benchmark file (NAME.yaml)
+    benchmark: str = "rm-bench"
+    benchmarks: list[str] | None = None  # what `suite` and `watch` run when not told (None: every one with data)
     model: str  # identity shown in reports; "baseline:NAME" selects a baseline
     type: ModelType = "reward"
     # a file or directory; else the benchmark's variable ($RMBENCH_DATA_DIR); else data/<benchmark>; else the hub
@@ -283,12 +292,18 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         return super().from_data(data)
 
     def __post_init__(self) -> None:
+        from ..benchmarks.definitions import is_definition
         from ..benchmarks.registry import get  # the registry, imported late: it pulls in every benchmark's modules
 
-        try:
-            get(self.benchmark)
-        except ConfigError as exc:  # an unknown name, or a plug-in's that failed to load: says why
-            raise ValueError(str(exc)) from None
+        for name in (self.benchmark, *(self.benchmarks or ())):
+            try:
+                get(name)
+            except ConfigError as exc:  # an unknown name, or a plug-in's that failed to load: says why
+                if is_definition(name):  # a benchmark file's mistake names that file and its key
+                    raise
+                raise ValueError(str(exc)) from None
+        if self.benchmarks is not None and not self.benchmarks:
+            raise ValueError("benchmarks: [] names no benchmark: name one or more, or leave the key out for every one")
         missing = [r for r in self.roles_used() if r not in self.roles]
         if missing:
             raise ValueError(f"type {self.type!r} needs roles {', '.join(missing)} under 'roles'")
@@ -303,9 +318,10 @@ class RunConfig(Strict, frozen=True, kw_only=True):
             return ("policy",)
         return ROLES_BY_TYPE[self.type]
 
-    def fits(self, process: bool) -> str | None:
+    def fits(self, process: bool, steps: bool = False) -> str | None:
         """Why this model cannot score a (process) benchmark, or None when it can: process models score each step of
-        a solution (process benchmarks only), the others whole responses; baseline:random can do both."""
+        a solution (process benchmarks, and those whose responses come in steps: `steps`), the others whole
+        responses; baseline:random can do both."""
         if self.type == "baseline":
             if process and self.baseline != "random":
                 return f"baseline:{self.baseline} has no per-step score for a process benchmark (baseline:random has)"
@@ -313,7 +329,11 @@ class RunConfig(Strict, frozen=True, kw_only=True):
         if process and self.type not in C.PROCESS_MODEL_TYPES:
             return f"model type {self.type} scores whole responses; a process benchmark needs each step scored"
         if not process and self.type in C.PROCESS_MODEL_TYPES:
-            return f"model type {self.type} scores the steps of a solution; this benchmark has none"
+            if not steps:
+                return f"model type {self.type} scores the steps of a solution; this benchmark has none"
+            if self.prm.method == "critic":
+                return ("prm.method critic names a solution's earliest wrong step; a response's score needs every "
+                        "step scored (pooling or logprobs)")  # fmt: skip
         return None
 
     @property
@@ -322,9 +342,11 @@ class RunConfig(Strict, frozen=True, kw_only=True):
 
     def out_dir(self) -> Path:
         """`--out`, else runs/<model>/<benchmark>: one model's benchmarks never overwrite each other."""
+        from ..benchmarks.registry import name_of  # late, as in __post_init__
+
         if self.out:
             return Path(self.out)
-        return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / self.benchmark
+        return Path(C.RUNS_DIR) / self.model.replace("/", "_").replace(":", "-") / name_of(self.benchmark)
 
 
 def model_folder_problem(model: str) -> str | None:

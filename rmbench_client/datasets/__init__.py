@@ -36,6 +36,14 @@ class Dataset:
     duplicates: tuple[str, ...] = ()  # ids of later records left out (Benchmark.duplicates says why)
 
 
+def missing_words(missing: list[str], group_field: str = "", shown: int = C.MISSING_GROUPS_SHOWN) -> str:
+    """'no data for <field>(s) a, b' for the groups a run lacks; the first few and their number where very many are."""
+    field = f"{group_field}(s) " if group_field else ""
+    if len(missing) <= C.MISSING_GROUPS_LISTED:
+        return f"no data for {field}{', '.join(missing)}"
+    return f"no data for {len(missing)} {group_field or 'group'}(s): {', '.join(missing[:shown])}, ..."
+
+
 def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
     """Where `data fetch` puts a benchmark's files and a run without --data looks first: data/<benchmark>."""
     return Path(root) / benchmark
@@ -43,13 +51,15 @@ def data_folder(benchmark: str, root: str | Path = C.DATA_FOLDER) -> Path:
 
 def _files(bench: Benchmark[Any], path: str | Path | None) -> list[Path]:
     """The data files: of `path` (a file or a directory), else of the benchmark's variable's (`data_env`), else of
-    data/<benchmark>, else downloaded."""
+    its own default (a benchmark file's `data:`), else of data/<benchmark>, else downloaded."""
     from . import hub
 
     benchmark = bench.name
     from_env = os.environ.get(bench.data_env) or None if bench.data_env else None
     if path is None and from_env is not None:
         path = from_env
+    if path is None and bench.default_data:
+        path = bench.default_data
     if path is None:
         local = data_folder(benchmark)
         if local.is_dir() and bench.files_in(local):
@@ -94,7 +104,8 @@ def load_dataset(
     unscored = 0
     duplicates: list[str] = []
     for f in files:
-        for i, record in enumerate(iter_records(f)):
+        records = iter_records(f) if bench.gather is None else bench.gather(iter_records(f), f)
+        for i, record in enumerate(records):
             ex = bench.parse_record(rename(record, fields or {}), f, i)
             if ex is None:
                 unscored += 1
@@ -113,7 +124,7 @@ def load_dataset(
     present = {ex.group for ex in examples}
     missing = [g for g in bench.expected_groups if g not in present]
     if missing:
-        log.info("%s: no data for %s; the run will be partial", benchmark, ", ".join(missing))
+        log.info("%s: %s; the run will be partial", benchmark, missing_words(missing))
     if unscored:
         log.info("%s: %d record(s) not scored: %s", benchmark, unscored, bench.unscored)
     if duplicates:

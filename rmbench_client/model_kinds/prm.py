@@ -35,12 +35,14 @@ from typing import Any
 from ..backends.base import Call, Endpoint, on
 from ..backends.vllm import VllmLogprobs
 from ..backends.vllm_prm import VllmStepRewards, step_probability
+from ..benchmarks.shared.step_aggregates import aggregate
 from ..config.schema import PrmOptions
 from ..errors import ConfigError, SampleError, ShapeError
 from ..examples import Example, Message, conversation, prompt_text
 from ..pool.endpoint_pool import EndpointPool
 from .base import Unit
 from .dpo import DpoModel
+from .solutions import EachSolution
 
 # the start-up probe: a question and two steps, scored to check the step tag and to fingerprint the model
 PROBE = Example("probe", "probe", "", "What is 2 + 3 * 4?", (), (),
@@ -75,7 +77,7 @@ class _Pinned:
         self.endpoints = [ep]
 
 
-class ProcessModel:
+class ProcessModel(EachSolution):
     """What both server-read PRMs share: one unit per solution, the stored value, cuts counted, details."""
 
     pairwise = False
@@ -106,10 +108,14 @@ class ProcessModel:
         return [StepScores(v) for v in values]
 
     def reduce(self, value: Any) -> float:
-        """A solution's one number where one is asked for: its weakest step (never used for process scoring)."""
-        return min(value, default=1.0)
+        """A response's one score from its steps' (a benchmark of whole responses: RewardMATH), by `prm.function`;
+        never used for process scoring."""
+        return aggregate(value, self.options.aggregation())
 
     def details(self, ex: Example, values: list[Any]) -> dict[str, Any] | None:
+        if ex.solutions:  # a response per value: those cut at the length limit
+            cut = [k for k, v in enumerate(values) if isinstance(v, StepScores) and v.value.get("cut")]
+            return {"cut_responses": cut} if cut else None
         value = values[0].value if isinstance(values[0], StepScores) else {}
         if not value.get("cut"):
             return None
@@ -126,12 +132,6 @@ class ProcessModel:
         if len(value["steps"]) != len(PROBE.steps):
             raise ConfigError(f"role prm: the probe's {len(PROBE.steps)} steps got {len(value['steps'])} scores")
         return [float(v) for v in value["steps"]]
-
-    def units(self, ex: Example) -> list[Unit]:
-        raise NotImplementedError
-
-    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
-        raise NotImplementedError
 
 
 class PoolingPrm(ProcessModel):
@@ -175,11 +175,11 @@ class PoolingPrm(ProcessModel):
                            "server_template_probe": probe_ids}  # fmt: skip
         self._identity["models"] = {"prm": {"served": self._served, "fingerprint": fingerprint}}
 
-    def units(self, ex: Example) -> list[Unit]:
+    def solution_units(self, ex: Example) -> list[Unit]:
         messages = self.messages(ex)
         return [Unit(json.dumps(messages, ensure_ascii=False), messages)]
 
-    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
+    async def solution_score(self, ex: Example, units: list[Unit]) -> list[Any]:
         return [await self._one(ex, u.payload) for u in units]
 
     async def _one(self, ex: Example, messages: list[Message]) -> dict[str, Any]:
@@ -251,14 +251,14 @@ class LogprobPrm(ProcessModel):
         fingerprint = await self._fingerprint()
         self._identity["models"] = {"prm": {"served": self._served, "fingerprint": fingerprint}}
 
-    def units(self, ex: Example) -> list[Unit]:
+    def solution_units(self, ex: Example) -> list[Unit]:
         if self.options.layout == "chat":
             turns = self.turns(ex)
             return [Unit(json.dumps(turns[-1] if turns else [], ensure_ascii=False), turns)]
         text = self.text(ex)
         return [Unit(text, text)]
 
-    async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
+    async def solution_score(self, ex: Example, units: list[Unit]) -> list[Any]:
         return [await self._one(ex, u.payload) for u in units]
 
     async def _prefixes(self, ex: Example, payload: Any) -> tuple[list[list[int]], int]:

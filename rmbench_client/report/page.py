@@ -300,7 +300,7 @@ def build(
     prompts as it loaded them, instead of its data files read again)."""
     runs = load_runs(paths)
     bench = runs[0].summary.bench
-    if not bench.chosen_vs_rejected and not bench.process:
+    if not (bench.chosen_vs_rejected or bench.best_of_n or bench.ranking or bench.process):
         raise DataError(f"{bench.name}: the report page lists chosen-vs-rejected comparisons, which it has not")
     scores = [_run_scores(r.path) for r in runs]
     sources = _sources(runs, data)
@@ -317,6 +317,9 @@ def build(
             raise DataError(f"{r.name}: prompt {absent[0]} (and {len(absent) - 1} more) not in {', '.join(src)}")
     notes = check_texts(runs, scores, each, sources)
     examples, differ = _merged(each)
+    if bench.ranking:  # a ranking's rated pairs are listed as comparisons of the better response with the worse
+        examples = {i: dataclasses.replace(ex, rejected=ex.chosen) for i, ex in examples.items()}
+        scores = [[dataclasses.replace(s, rejected=s.chosen) for s in run] for run in scores]
     if differ:
         notes.append(f"{len(differ)} prompt(s) differ between the runs' data: not listed, nor compared")
     shown, prompts = _shown(bench, runs, scores, examples, differ)

@@ -32,6 +32,8 @@ def prompt_hash(ex: Example) -> str:
         material.append([list(p) for p in ex.pairs])
     if ex.steps:  # a process benchmark's solution: its steps and their labels
         material.append([list(ex.steps), list(ex.step_labels)])
+    if ex.facets:  # what its numbers are broken down by (IF-RewardBench's responding model, turn, constraints)
+        material.append([list(f) for f in ex.facets])
     # the compact standard-library text, as ever (orjson writes it: a quarter of the CPU), so hashes stay comparable
     return hashlib.sha256(json_text.compact(material)).hexdigest()[: C.PROMPT_HASH_CHARS]
 

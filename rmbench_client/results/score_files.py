@@ -16,19 +16,25 @@ from typing import Any
 
 from ..benchmarks import registry as benchmarks
 from ..benchmarks.shared.records import columns_to_records, read_json, read_records, record_name
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from ..examples import PromptScores
 
 
-def parse_scores(rec: Any, path: Path, index: int, domain: str | None) -> tuple[str, PromptScores]:
-    """(benchmark, scores) of one record of any registered layout."""
+def parse_scores(
+    rec: Any, path: Path, index: int, domain: str | None, benchmark: str | None = None
+) -> tuple[str, PromptScores]:
+    """(benchmark, scores) of one record of any registered layout (`benchmark`: of that benchmark's, also where
+    the record names none)."""
     where = record_name(path, index, rec)
     if not isinstance(rec, dict):
         raise DataError(f"{where}: expected an object, got {type(rec).__name__}")
+    if benchmark is not None:
+        rec = {"benchmark": benchmark} | rec
     named = rec.get("benchmark")
     if named is not None:
         if named not in benchmarks.names():
-            raise DataError(f"{where}: unknown benchmark {named!r} (known: {', '.join(benchmarks.names())})")
+            raise DataError(f"{where}: unknown benchmark {named!r} (known: {', '.join(benchmarks.names())}; one "
+                            "defined in a file: give the file with --benchmark FILE.yaml)")  # fmt: skip
         candidates = [benchmarks.get(named)]
     else:
         candidates = list(benchmarks.benchmarks())
@@ -57,7 +63,7 @@ def _records(path: Path, data: Any) -> list[Any]:
 
 def _scores(path: Path, records: list[Any], domain: str | None, state: dict[str, Any]) -> None:
     for i, rec in enumerate(records):
-        bench, scores = parse_scores(rec, path, i, domain)
+        bench, scores = parse_scores(rec, path, i, domain, state["given"])
         if state["benchmark"] is None:
             state["benchmark"] = bench
         elif bench != state["benchmark"]:
@@ -71,10 +77,24 @@ def _scores(path: Path, records: list[Any], domain: str | None, state: dict[str,
         state["out"].append(scores)
 
 
-def read_scores(paths: Iterable[str | Path], domain: str | None = None) -> tuple[str, list[PromptScores]]:
-    """All per-prompt scores of the files, and their benchmark; one benchmark per call, ids unique."""
+def known_beside(files: Iterable[Path]) -> None:
+    """The benchmarks defined in files that run directories holding `files` keep (a run's samples.jsonl)."""
+    for directory in dict.fromkeys(f.parent for f in files):
+        try:
+            benchmarks.define_beside(directory)
+        except ConfigError as exc:
+            raise DataError(str(exc)) from None
+
+
+def read_scores(
+    paths: Iterable[str | Path], domain: str | None = None, benchmark: str | None = None
+) -> tuple[str, list[PromptScores]]:
+    """All per-prompt scores of the files, and their benchmark; one benchmark per call, ids unique. `benchmark`
+    (a name or a benchmark file): the records are that benchmark's, also those that name none."""
     files = [Path(p) for p in paths]
-    state: dict[str, Any] = {"benchmark": None, "out": [], "seen": {}}
+    given = benchmarks.get(benchmark).name if benchmark is not None else None
+    known_beside(files)
+    state: dict[str, Any] = {"benchmark": None, "out": [], "seen": {}, "given": given}
     for path in files:
         data = None if path.suffix == ".parquet" else read_json(path)
         if _is_results(data):
@@ -86,19 +106,34 @@ def read_scores(paths: Iterable[str | Path], domain: str | None = None) -> tuple
 
 
 def summarize(
-    paths: Iterable[str | Path], domain: str | None = None, seed: int = 0, threshold: float | None = None
+    paths: Iterable[str | Path],
+    domain: str | None = None,
+    seed: int = 0,
+    threshold: float | None = None,
+    benchmark: str | None = None,
+    prm_function: str | None = None,
 ) -> dict[str, Any]:
     """The summary of the files: per-prompt scores re-scored (a process benchmark's at `threshold`, default
-    constants.PRM_THRESHOLD), or results files' subset scores."""
+    constants.PRM_THRESHOLD; `benchmark`: as that benchmark's; step scores aggregated by `prm_function`, where the
+    benchmark takes one), or results files' subset scores."""
     files = [Path(p) for p in paths]
     results = {p: read_json(p) for p in files if p.suffix != ".parquet"}
     objects = {p: d for p, d in results.items() if _is_results(d)}
     if not objects:
-        benchmark, records = read_scores(files, domain)
-        bench = benchmarks.get(benchmark)
+        name, records = read_scores(files, domain, benchmark)
+        bench = benchmarks.get(name)
         if threshold is not None and not bench.process:
-            raise DataError(f"{', '.join(map(str, files))}: --threshold is for process benchmarks, not {benchmark}")
-        options = {"threshold": threshold} if threshold is not None else {}
+            raise DataError(f"{', '.join(map(str, files))}: --threshold is for process benchmarks, not {name}")
+        options: dict[str, Any] = {"threshold": threshold} if threshold is not None else {}
+        if prm_function is not None:
+            if prm_function not in bench.prm_functions:
+                takes = f"it takes {', '.join(bench.prm_functions)}" if bench.prm_functions else "it has no step scores"
+                raise DataError(f"{', '.join(map(str, files))}: --prm-function {prm_function} is no aggregation of "
+                                f"{name}'s step scores ({takes})")  # fmt: skip
+            options["prm_function"] = prm_function
+        elif bench.prm_functions and any(r.response_steps is not None and not r.chosen for r in records):
+            raise DataError(f"{', '.join(map(str, files))}: step scores: choose how a response's step scores become "
+                            f"one with --prm-function ({', '.join(bench.prm_functions)})")  # fmt: skip
         return bench.summary_json(bench.score(records, seed=seed, **options))
     if len(objects) != len(files):
         other = next(p for p in files if p not in objects)

@@ -25,7 +25,7 @@ from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..config.schema import RunConfig
 from ..datasets import data_folder
-from ..errors import DataError
+from ..errors import ConfigError, DataError
 from .run_directory import make_directory, reporting, write_atomic
 from .stamp import stamp
 from .summary import RunSummary, load_summary
@@ -51,11 +51,13 @@ def model_dir(cfg: RunConfig) -> Path:
     return Path(cfg.out) if cfg.out else cfg.replace(out=None).out_dir().parent
 
 
-def data_root_dir(data_root: str | Path | None) -> Path:
+def data_root_dir(data_root: str | Path | None, names: Sequence[str] | None = None) -> Path:
     """The folder of the benchmarks' data folders (default data/); DataError when it is not there: a mistyped root
-    (or data/ looked for from another directory) is one error, not a suite whose every benchmark is missing."""
+    (or data/ looked for from another directory) is one error, not a suite whose every benchmark is missing. Not
+    needed when each benchmark of `names` (None: every one) is defined in a file that names its own `data:`."""
     root = Path(data_root) if data_root is not None else Path(C.DATA_FOLDER)
-    if not root.is_dir():
+    own_data = names is not None and all(benchmarks.get(n).default_data for n in names)
+    if not root.is_dir() and not own_data:
         raise DataError(f"data root {root}: no such directory (one folder per benchmark, as `rmbench-client data "
                         "fetch` puts them)")  # fmt: skip
     return root
@@ -65,21 +67,26 @@ def plan_suite(base: RunConfig, names: Sequence[str] | None, data_root: str | Pa
     """Per benchmark (the registry's order, or `names`): the run's config when its data is present under
     `data_root`/<benchmark> (default data/<benchmark>, where `data fetch` puts it), else why it is missing.
     DataError when `data_root` is no directory."""
-    root = data_root_dir(data_root)
+    chosen = names or base.benchmarks or benchmarks.names()  # the config's `benchmarks:` when none is named
+    root = data_root_dir(data_root, chosen)
     out = model_dir(base)
     planned = []
-    for name in names or benchmarks.names():
+    for name in chosen:
         bench = benchmarks.get(name)
+        name = bench.name  # a benchmark file's path names its benchmark
         folder = data_folder(name, root)
         if not (folder.is_dir() and bench.files_in(folder)):
-            fetch = f"; `rmbench-client data fetch {name}` puts it there" if bench.hub else ""
-            planned.append(Planned(name, None, f"no data in {folder}{fetch}"))
-            continue
-        refused = base.fits(bench.process)
+            if not bench.default_data:
+                fetch = f"; `rmbench-client data fetch {name}` puts it there" if bench.hub else ""
+                planned.append(Planned(name, None, f"no data in {folder}{fetch}"))
+                continue
+            folder = Path(bench.default_data)  # a benchmark file's own `data:`
+        refused = base.fits(bench.process, bool(bench.prm_functions))
         if refused:  # process benchmarks for process models, the others for the rest
             planned.append(Planned(name, None, refused))
             continue
-        cfg = base.replace(benchmark=name, data=str(folder), out=str(out / name))
+        # a benchmark defined in a file is run by its file (a worker process reads it again)
+        cfg = base.replace(benchmark=bench.definition or name, data=str(folder), out=str(out / name))
         planned.append(Planned(name, cfg))
     return planned
 
@@ -157,6 +164,9 @@ def write_suite(
     """suite.json and suite.md in the model's directory; what was written (suite.json's object). `missing`: the
     benchmarks without data; `not_run`: those with data the suite never ran (stopped before them); `made`: the
     suite's stamp (each cell's run has its own, named by its version)."""
+    for run_dir in directory.glob(f"*/{C.DEFINITION_FILE}"):  # earlier runs of benchmarks defined in files
+        with contextlib.suppress(ConfigError):
+            benchmarks.define_beside(run_dir.parent)
     ran = [n for n in benchmarks.names() if n not in names and (directory / n / C.SUMMARY_FILE).is_file()]
     names = [n for n in benchmarks.names() if n in names or n in ran]  # earlier runs in the directory stay in it
     row = model_row(directory, names)

@@ -20,6 +20,7 @@ from msgspec import UNSET, UnsetType
 
 from ..benchmarks import registry
 from ..benchmarks.spec import Benchmark
+from ..datasets import missing_words
 from ..errors import DataError
 from ..redaction import masked_text
 from .data_hashes import file_sha256, prompt_hashes
@@ -103,7 +104,7 @@ def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
     """Why the result is not the benchmark's full score; empty when it is."""
     reasons = []
     if facts.dataset.missing:
-        reasons.append(f"no data for {facts.bench.group_field}(s) {', '.join(facts.dataset.missing)}")
+        reasons.append(missing_words(facts.dataset.missing, facts.bench.group_field))
     if len(facts.examples) < len(facts.dataset.examples):
         reasons.append(f"--limit {facts.cfg.limit}: {len(facts.examples)} of {len(facts.dataset.examples)} prompts")
     if facts.failures:
@@ -192,10 +193,11 @@ class RunSummary:
         return out | {name: str(b["why"]) for name, b in blocks if isinstance(b, Mapping) and b.get("why")}
 
 
-def read_summary(raw: object, where: str) -> RunSummary:
-    """The typed view of a summary object; a DataError naming `where` when it is no known benchmark's summary or
-    a key holds what no summary writes."""
-    bench = registry.of_summary(raw, where)
+def read_summary(raw: object, where: str, beside: Path | None = None) -> RunSummary:
+    """The typed view of a summary object (`beside`: the directory it lies in, which may hold its benchmark's
+    file); a DataError naming `where` when it is no known benchmark's summary or a key holds what no summary
+    writes."""
+    bench = registry.of_summary(raw, where, beside)
     summary = cast(dict[str, Any], raw)  # of_summary takes only an object
     try:
         return RunSummary(bench, bench.read_summary(summary), msgspec.convert(summary, RunInfo), summary)
@@ -216,4 +218,4 @@ def load_json(file: Path) -> object:
 
 def load_summary(file: Path) -> RunSummary:
     """The typed view of a summary file (DataError naming it when it is unreadable or no summary)."""
-    return read_summary(load_json(file), str(file))
+    return read_summary(load_json(file), str(file), file.parent)

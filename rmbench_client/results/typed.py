@@ -274,7 +274,7 @@ def result_of(
     run_dir: Path, summary: Mapping[str, Any], failures: Mapping[str, str] | None = None, sent: int = 0
 ) -> BenchmarkResult:
     """The typed result of a run directory whose summary is `summary`."""
-    view = read_summary(summary, str(run_dir / C.SUMMARY_FILE))
+    view = read_summary(summary, str(run_dir / C.SUMMARY_FILE), run_dir)
     scores, info = scores_of(view), view.info
     return BenchmarkResult(
         benchmark=scores.benchmark,

@@ -22,7 +22,7 @@ from typing import IO, Any
 import msgspec
 
 from .. import constants as C
-from ..atomic_write import replacing
+from ..atomic_write import replacing, write_atomic
 from ..benchmarks import registry as benchmarks
 from ..benchmarks.spec import Benchmark, RunMeta
 from ..blas_threads import few_blas_threads
@@ -65,9 +65,9 @@ class RunFiles(OpenRun):
     cannot reach its servers, or is given the wrong model, leaves the previous run's outputs as they were. The
     earlier outputs stay until this run's replace them (`write_outputs`)."""
 
-    def __init__(self, run_dir: RunDirectory, cfg: RunConfig, fresh: bool) -> None:
+    def __init__(self, run_dir: RunDirectory, cfg: RunConfig, fresh: bool, definition: str = "") -> None:
         super().__init__()
-        self.run_dir, self.cfg, self.fresh = run_dir, cfg, fresh
+        self.run_dir, self.cfg, self.fresh, self.definition = run_dir, cfg, fresh, definition
 
     def start(self, touch: Callable[[], None]) -> tuple[ScoreStore, IO[str]]:
         """With `fresh` remove the store, write the config, open the store and the progress file; `touch()` just
@@ -77,12 +77,16 @@ class RunFiles(OpenRun):
             self.store = ScoreStore(path)
         # the config written in full before the run begins, renamed into place once it has: a directory that
         # cannot be written (a full disk) ends the run here with nothing changed, --fresh's store included
+        # a benchmark's file is kept beside its outputs, which are read again by it (and the config names the copy)
+        copy = self.run_dir.path / C.DEFINITION_FILE if self.definition else None
         with (
             reporting(self.run_dir.path, f"writing {C.CONFIG_FILE}"),
             replacing(self.run_dir.path / C.CONFIG_FILE) as tmp,
         ):
-            tmp.write_text(dump_config(self.cfg), encoding="utf-8")
+            tmp.write_text(dump_config(self.cfg, copy.resolve() if copy else None), encoding="utf-8")
             touch()
+            if copy is not None:
+                write_atomic(copy, Path(self.definition).read_bytes())
         samples = self.run_dir.begin(self.fresh)
         self.samples = samples
         if self.store is None:
@@ -111,7 +115,7 @@ def unwritten(directory: Path, exc: StorageError, first: BaseException | None, a
 
 
 def load_examples(cfg: RunConfig, bench: Benchmark[Any]) -> tuple[Dataset, list[Example]]:
-    refused = cfg.fits(bench.process)  # before the data is read or a server asked
+    refused = cfg.fits(bench.process, bool(bench.prm_functions))  # before the data is read or a server asked
     if refused:
         raise ConfigError(f"benchmark {bench.name}: {refused}")
     dataset = load_dataset(bench, cfg.data, cfg.data_fields)
@@ -137,7 +141,7 @@ def run(
         if signals.stopped:  # while the data loaded: a signal held for this thread (`held`), none raised here, or
             raise signals.not_begun()  # a stop (the caller's Ctrl-C or cancel): ended before the directory
         with RunDirectory(cfg.out_dir()) as run_dir:
-            files = RunFiles(run_dir, cfg, fresh)
+            files = RunFiles(run_dir, cfg, fresh, bench.definition)
             outcome = Outcome()
             error: BaseException | None = None
             spread: Spread | None = None  # several scoring processes (workers.py)
@@ -193,7 +197,9 @@ def write_outputs(
     failures = "".join(json.dumps(failure_record(rid, r, facts.failed_at.get(rid))) + "\n"
                        for rid, r in facts.failures.items())  # fmt: skip
     lengths = response_lengths(facts.examples)  # for the style-bias diagnostics
-    options = {"threshold": facts.cfg.prm.threshold} if bench.process else {}  # a process benchmark's only option
+    options: dict[str, Any] = {"threshold": facts.cfg.prm.threshold} if bench.process else {}
+    if bench.prm_functions and facts.cfg.type == "prm":  # responses scored step by step: how each became one
+        options["prm_function"] = facts.cfg.prm.aggregation()
     numbers = bench.score(scores, seed=facts.cfg.seed, lengths=lengths, **options) if scores else None
     head = bench.summary_json(numbers) if numbers is not None else {"benchmark": bench.name}
     info = run_info(facts, len(scores))

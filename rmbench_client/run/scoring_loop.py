@@ -55,17 +55,22 @@ class Outcome:
 def prompt_scores(model: ModelKind, ex: Example, values: list[Any], answered_by: Record = ()) -> PromptScores:
     values = model.merge(values)
     details = model.details(ex, values)
+    if model.process and ex.solutions:  # a value per response: its steps' scores, each made one by `reduce`
+        scores = tuple(model.reduce(v) for v in values)
+        n, steps_of = len(ex.chosen), tuple(tuple(float(x) for x in v) for v in values)
+        return PromptScores(ex.id, ex.group, scores[:n], scores[n:], details=details, answered_by=answered_by,
+                            response_steps=steps_of, facets=ex.facets)  # fmt: skip
     if model.process:  # one raw value: the steps' scores (fewer than the steps when the input was cut)
         steps = tuple(float(v) for v in values[0])
         return PromptScores(ex.id, ex.group, (), (), steps=steps, step_labels=ex.step_labels, details=details,
-                            answered_by=answered_by)  # fmt: skip
+                            answered_by=answered_by, facets=ex.facets)  # fmt: skip
     scores = tuple(model.reduce(v) for v in values)
     if model.pairwise:
         return PromptScores(ex.id, ex.group, (), (), results=scores, pairs=ex.pairs, details=details,
-                            answered_by=answered_by)  # fmt: skip
+                            answered_by=answered_by, facets=ex.facets)  # fmt: skip
     n = len(ex.chosen)
     return PromptScores(ex.id, ex.group, scores[:n], scores[n:], pairs=ex.pairs, details=details,
-                        answered_by=answered_by)  # fmt: skip
+                        answered_by=answered_by, facets=ex.facets)  # fmt: skip
 
 
 def sample_line(bench: Benchmark[Any], ex: Example, scores: PromptScores) -> str:
@@ -297,7 +302,7 @@ async def score_examples(
     try:
         async with open_served(cfg, bench.judge_mode, bench.process) as served:
             model = served.model
-            if model.process != bench.process:  # a kind cfg.fits did not foresee
+            if model.process != bench.process and not (model.process and bench.prm_functions):  # cfg.fits missed
                 raise ConfigError(f"model type {cfg.type} cannot score benchmark {bench.name}")
             store, samples = files.start(signals.touch)
             outcome.identity = epoch_identity(model.identity, store) or {}

@@ -181,7 +181,8 @@ def _start(cfg: RunConfig, bench: Benchmark[Any], parts: list[list[Example]], ru
         done = ctx.RawValue("q", 0)
         report_recv, report_send = ctx.Pipe(duplex=False)
         alive_recv, alive_send = ctx.Pipe(duplex=False)
-        args = (one, bench.name, part, run_dir, done, report_send, alive_recv)
+        # a benchmark defined in a file is read again from it in the worker (a spawned interpreter knows no other)
+        args = (one, bench.definition or bench.name, part, run_dir, done, report_send, alive_recv)
         process = ctx.Process(target=_work, args=args, name=f"rmbench-worker-{k}")
         # The worker starts with the stop signals held until it is in its own process group: a Ctrl-C to the
         # terminal's group while it is still importing would stop it half-started, and the run's write of its

@@ -302,7 +302,7 @@ def watch(
         raise ConfigError(problem)
     if cfg.type != "baseline":
         with_checkpoint(cfg, root, role=role)  # refused now, not at the first checkpoint
-    data_root_dir(data_root)  # refused now, not at the first checkpoint
+    data_root_dir(data_root, names or cfg.benchmarks)  # refused now, not at the first checkpoint
     target = Path(out) if out is not None else Path(C.RUNS_DIR) / cfg.model.replace("/", "_") / "watch"
     options = {"benchmarks": names, "data_root": data_root, "limit": limit, "trackers": given,
                "handle_signals": handle_signals}  # fmt: skip

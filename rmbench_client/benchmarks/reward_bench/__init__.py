@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..kinds import PAIRS
 from ..shared.eval_sets import RESULTS_DIR, SCORES_DIR
+from ..shared.rewardbench_sections import SECTIONS
 from ..spec import Benchmark, HubSource
 from . import data, files, scoring, table
 from .constants import (
@@ -14,7 +15,6 @@ from .constants import (
     PRIOR_RESULTS_DIR,
     PRIOR_SCORES_DIR,
     PRIOR_SUBSETS,
-    SECTIONS,
 )
 from .summary import RewardBenchSummary
 

@@ -19,7 +19,8 @@ from ...errors import DataError
 from ...examples import Example
 from ..shared import fields as check
 from ..shared.records import data_files
-from .constants import PRIOR_OTHER_SPLITS, PRIOR_SECTION, PRIOR_SUBSETS, SECTIONS, WEIGHTS
+from ..shared.rewardbench_sections import SECTIONS, WEIGHTS
+from .constants import PRIOR_OTHER_SPLITS, PRIOR_SECTION, PRIOR_SUBSETS
 
 PRIOR_SPLITS = frozenset(PRIOR_SUBSETS) | frozenset(PRIOR_OTHER_SPLITS)
 KNOWN_SUBSETS = frozenset(WEIGHTS) | PRIOR_SPLITS

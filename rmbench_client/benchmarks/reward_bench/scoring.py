@@ -20,9 +20,10 @@ from msgspec import UnsetType
 from ...examples import PromptScores
 from ..shared import bootstrap, style_bias
 from ..shared.credits import outcomes
+from ..shared.rewardbench_sections import SECTIONS, WEIGHTS
 from ..shared.tables import known
 from ..spec import Interval, Lengths, Records, Samples
-from .constants import PRIOR_SECTION, PRIOR_SUBSETS, PRIOR_WEIGHT, SECTIONS, WEIGHTS
+from .constants import PRIOR_SECTION, PRIOR_SUBSETS, PRIOR_WEIGHT
 from .summary import RewardBenchIntervals, RewardBenchSummary
 
 SUMMARY = RewardBenchSummary  # what `score` returns
