@@ -235,12 +235,14 @@ def test_a_judge_upgraded_in_place_to_another_series_is_taken_out(data, tmp_path
     assert {x["release"] for x in s["answered_by"]} == {"0.32.0"}
 
 
-def test_a_fingerprinted_roles_connections_are_checked_by_the_fingerprint_alone(data, tmp_path):
-    """A reward model's new connections (four here) are each checked by one fingerprint request: its name, path and
-    release are read once, when it is admitted; a judge's connections each read its name, path and release."""
+def test_a_fingerprinted_roles_connections_are_checked_by_the_fingerprint_and_release_alone(data, tmp_path):
+    """A reward model's new connections (four here) are each checked by one fingerprint request and its release
+    (what its answers are attributed to): its name and path are read once, when it is admitted; a judge's
+    connections each read its name, path and release."""
     with FakeVllm("reward", "fake-reward").start() as reward:
         assert run(reward_config(tmp_path, [reward.url], concurrency=4), data, tmp_path / "r") == 0
-    assert reward.paths.count("/v1/models") == reward.paths.count("/version") == 1  # at admission only
+    assert reward.paths.count("/v1/models") == 1  # at admission only
+    assert reward.paths.count("/version") == 1 + 4 + 1  # admission, four connections, the end
     # one prompt per request: every /pooling request past them is a fingerprint (admission, four connections, the end)
     assert reward.scored["/pooling"] - PROMPTS == 1 + 4 + 1
     with FakeVllm("policy", "fake-judge").start() as judge:

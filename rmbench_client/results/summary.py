@@ -78,6 +78,9 @@ class RunInfo(msgspec.Struct, kw_only=True):
     # each endpoint that answered part of the result (role, URL, engine release; on Ray its replica and node) with
     # the number of prompts it answered (part of): every release that answered is named (pool/provenance.py)
     answered_by: list[dict[str, Any]] | UnsetType = UNSET
+    # the prompts one of whose roles was answered by two engine releases (their lines say `cross_release`)
+    cross_release: int | UnsetType = UNSET
+    taken_out: list[str] | UnsetType = UNSET  # each time an endpoint was taken out during scoring, and why
     warnings: list[str] | UnsetType = UNSET
     judge_cost: dict[str, Any] | UnsetType = UNSET  # what a judge spent on the verdicts of the result
 
@@ -94,6 +97,7 @@ class RunFacts:
     aborted: str | None
     changes: list[str] = dataclass_field(default_factory=list)  # endpoints whose server changed, in words
     failed_at: dict[str, str] = dataclass_field(default_factory=dict)  # failed prompt -> its last endpoint
+    taken_out: list[str] = dataclass_field(default_factory=list)  # each time an endpoint was taken out, and why
 
 
 def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
@@ -146,6 +150,8 @@ def run_info(facts: RunFacts, scored: int) -> RunInfo:
         info.aborted = facts.aborted
     if facts.changes:
         info.changed = list(facts.changes)
+    if facts.taken_out:
+        info.taken_out = list(facts.taken_out)
     if facts.warnings:
         info.warnings = facts.warnings
     return info

@@ -31,7 +31,7 @@ from ..config.schema import RunConfig
 from ..datasets import Dataset, load_dataset
 from ..errors import ConfigError, RmbError, StorageError
 from ..examples import Example, PromptScores, response_lengths
-from ..pool.provenance import tally
+from ..pool.provenance import cross_release, tally
 from ..results.run_directory import RunDirectory, reporting
 from ..results.summary import RunFacts, run_info
 from . import event_loop, workers
@@ -158,7 +158,7 @@ def run(
             for warning in outcome.warnings:
                 log.warning("%s", warning)
             facts = RunFacts(cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity,
-                             outcome.aborted, outcome.changes, outcome.failed_at)  # fmt: skip
+                             outcome.aborted, outcome.changes, outcome.failed_at, outcome.taken_out)  # fmt: skip
             try:
                 with few_blas_threads():  # the scoring's numpy work
                     summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
@@ -197,6 +197,7 @@ def write_outputs(
     info = run_info(facts, len(scores))
     if answered := tally(s.answered_by for s in scores):
         info.answered_by = answered
+        info.cross_release = sum(cross_release(s.answered_by) for s in scores)
     if facts.cfg.type == "judge":
         from ..model_kinds.judge_answers import run_cost  # a judge run has the HTTP stack loaded already
 

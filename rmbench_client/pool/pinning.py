@@ -1,0 +1,46 @@
+"""Keeping a prompt's requests on one endpoint per role (`client.same_endpoint_per_prompt`): every score of the
+prompt then comes from one server, so a pair is never compared across two engine releases.
+
+The scoring loop sets a `Pin` around a prompt's scoring (a context variable, as provenance.py's collection): the
+pool sends the prompt's first request of a role to its best endpoint and the rest there, waiting for that
+endpoint's slots. Should that endpoint leave the pool (taken out, gone), the pool raises PinBroken: nothing of the
+prompt was stored yet, and the scoring loop scores it again, whole, on another endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+
+class Pin:
+    """The endpoint (its URL) each role's requests of one prompt go to, once the first one chose it."""
+
+    __slots__ = ("urls",)
+
+    def __init__(self) -> None:
+        self.urls: dict[str, str] = {}
+
+
+_PIN: ContextVar[Pin | None] = ContextVar("rmbench_pin", default=None)
+
+
+def current() -> Pin | None:
+    """The pin of the prompt being scored in this task (None: requests go to any endpoint)."""
+    return _PIN.get()
+
+
+@contextmanager
+def pinned(on: bool = True) -> Iterator[Pin | None]:
+    """Requests sent inside the block (and in tasks started there) stay on one endpoint per role; nothing when
+    `on` is False."""
+    if not on:
+        yield None
+        return
+    pin = Pin()
+    token = _PIN.set(pin)
+    try:
+        yield pin
+    finally:
+        _PIN.reset(token)
