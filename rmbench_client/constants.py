@@ -67,9 +67,10 @@ ENDPOINT_BACKOFF_MAX_S = 120.0
 ENDPOINT_BACKOFF_RESET = 4.0
 # Grey failures (pool/outliers.py): an endpoint is compared with its peers, whatever client.read_timeout is. It is
 # silent when it has requests outstanding and has answered none for longer than OUTLIER_FACTOR times the slowest of
-# its peers' last OUTLIER_WINDOW answers (never less than OUTLIER_MIN_SILENCE_S), while those peers answered at
-# least OUTLIER_MIN_PEER_ANSWERS requests: it is taken out and its requests hedged to the others. Peers slow alike
-# (a judge whose answers take minutes everywhere) raise the bar alike; an endpoint alone waits for its timeouts.
+# its peers' last OUTLIER_WINDOW answers divided by its requests outstanding (never less than
+# OUTLIER_MIN_SILENCE_S), while those peers answered at least OUTLIER_MIN_PEER_ANSWERS requests: it is taken out
+# and its requests hedged to the others. Peers slow alike (a judge whose answers take minutes everywhere) raise the
+# limit alike; an endpoint alone waits for its timeouts.
 OUTLIER_FACTOR = 4.0
 OUTLIER_MIN_SILENCE_S = 5.0
 OUTLIER_WINDOW = 32
@@ -176,6 +177,10 @@ RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API
 RAY_REPLICA_HEALTH_PERIOD_S = 5.0
 RAY_REPLICA_HEALTH_TIMEOUT_S = 10.0
 RAY_REPLICA_HEALTH_FAILURES = 3
+# a replica whose server's engine finished nothing since the last look gets a canary request of its own (one token,
+# or one short text's pooling); one unanswered this long, nothing finished meanwhile, ends the replica as a dead
+# server does: a wedged engine behind a /health that answers (cluster/replica.py)
+RAY_REPLICA_STALL_S = 60.0
 # a replica (re)started on a node ends itself when its server is not healthy within this: long, for a large model
 # downloaded from the hub on a node that has not cached it (`serve` itself waits SERVER_READY_TIMEOUT_S)
 RAY_REPLICA_START_TIMEOUT_S = 7200.0

@@ -201,7 +201,7 @@ def test_a_half_alive_endpoint_comes_back_only_when_a_request_succeeds_there():
     found = asyncio.run(go())
     assert all(r["host"] == "b.test" for r in found["results"])  # A never answered while half-alive
     # its first share (4), then one canary per comeback on a doubling backoff (0.2, 0.4, 0.8, 1.6 s): a handful
-    assert found["sent"] <= 4 + found["outs"] <= 4 + 6, found
+    assert found["sent"] <= 4 + found["outs"] + 1 and found["outs"] <= 6, found  # (+1: a canary out at the end)
     assert hosts.peak["a.test"] == 4  # its full share only before it was found out, and after it proved itself
     assert found["after"]["a.test"] > 8  # back at work with its full share
 
@@ -219,7 +219,8 @@ def test_requests_on_a_much_slower_endpoint_are_hedged_into_idle_capacity_and_it
             for _ in range(C.HEDGE_LOSSES_TO_EJECT):  # one at a time: A gets every other (ties go to A first)
                 await asyncio.gather(pool.call(score), pool.call(score))
             assert pool.hedges_won >= 1
-            assert any("lost" in said for said in pool.taken_out) or not state(pool, A).healthy
+            # out for losing its hedges, or for its silence while B answers (both rules see a server this slow)
+            assert pool.taken_out and all(said.startswith(A) for said in pool.taken_out)
             return time.monotonic() - start
 
     assert asyncio.run(go()) < 3.0  # far from A's 5 s each

@@ -15,6 +15,7 @@ import msgspec
 import yaml
 
 from ..errors import ConfigError, located
+from ..redaction import shown
 from .schema import MAIN_ROLE, RoleConfig, RunConfig
 
 
@@ -96,5 +97,16 @@ def load_config(path: str | Path | None, overrides: Mapping[str, Any] | None = N
 
 
 def dump_config(cfg: RunConfig) -> str:
-    """The config as used, for the run directory (keys come from the environment and are never stored)."""
-    return yaml.safe_dump(cfg.to_data(exclude_none=True), sort_keys=False)
+    """The config as used, for the run directory (keys come from the environment and are never stored; a URL's
+    credentials are masked: redaction.shown)."""
+    return yaml.safe_dump(_masked(cfg.to_data(exclude_none=True)), sort_keys=False)
+
+
+def _masked(data: Any) -> Any:
+    if isinstance(data, str):
+        return shown(data) if "://" in data else data
+    if isinstance(data, dict):
+        return {k: _masked(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_masked(v) for v in data]
+    return data

@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from ..pool.admission import Admission, kind_of
 from ..pool.discovery import source_for
 from ..pool.endpoint_pool import EndpointPool
+from ..redaction import remember_url
 from .base import ModelKind
 from .baseline import BaselineModel
 from .chat_templates import resolve_template
@@ -62,8 +63,8 @@ def endpoints(
     requests go to the role's session directly."""
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return [
-        Endpoint(url.rstrip("/"), role.served_model, client, headers, transport=transport)
+    return [  # a URL's credentials are masked wherever it is said or written (redaction.py); requests carry them
+        Endpoint(remember_url(url.rstrip("/")), role.served_model, client, headers, transport=transport)
         for url in (role.urls() if urls is None else urls)
     ]
 

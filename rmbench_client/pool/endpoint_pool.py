@@ -217,7 +217,7 @@ class EndpointPool:
                 if pin is not None:
                     pin.urls.setdefault(self.role, best.endpoint.url)
                 return best
-            await self._waiting.wait()
+            await self._waiting.wait(first=exclude is not None)  # a hedge goes before fresh requests
 
     def _pinned(self, pin: pinning.Pin) -> list[EndpointState]:
         """The pinned endpoint when it has a free slot (else none: wait); PinBroken once it is out of work."""
@@ -282,7 +282,7 @@ class EndpointPool:
         stayed = time.monotonic() - state.since
         state.backoff = outliers.next_backoff(state.backoff, state.proved, stayed, min(C.ENDPOINT_FIRST_PROBE_S,
                                                                                     self._probe_interval))  # fmt: skip
-        log.warning("%s endpoint %s taken out %s; tried again in %.0fs", self.role, state.endpoint, state.why,
+        log.warning("%s endpoint %s taken out %s; tried again in %.1fs", self.role, state.endpoint, state.why,
                     state.backoff)  # fmt: skip
         self.taken_out.append(f"{state.endpoint} {state.why}")
         for flight in list(state.flights):

@@ -18,6 +18,7 @@ import msgspec
 
 from .. import constants as C
 from ..backends.base import Endpoint
+from ..redaction import hidden
 from .hedging import Flight, Race
 from .outliers import silent_since
 from .provenance import Answerer
@@ -97,7 +98,7 @@ class EndpointState:
             response = await ep.client.get(ep.url + self.probe_paths[0], headers=ep.headers)
             await response.aclose()
         except httpx.HTTPError as exc:
-            self.why = f"{type(exc).__name__}: {exc}"
+            self.why = hidden(f"{type(exc).__name__}: {exc}")
             return False
         if response.status_code == 404 and len(self.probe_paths) > 1:
             self.probe_paths.pop(0)

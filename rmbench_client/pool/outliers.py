@@ -3,11 +3,13 @@ pool applies them, endpoint_pool.py).
 
 An endpoint is *silent* when it has requests outstanding and has answered none of them for longer than its silence
 limit, while its peers (the other endpoints of the role at work) answered at least `OUTLIER_MIN_PEER_ANSWERS`
-requests meanwhile. The limit is `OUTLIER_FACTOR` times the slowest of the peers' last `OUTLIER_WINDOW` answers,
-never less than `OUTLIER_MIN_SILENCE_S`:
+requests meanwhile. The limit is `OUTLIER_FACTOR` times the slowest of the peers' last `OUTLIER_WINDOW` answers
+(each from its request's sending, its wait in the server's queue included), divided by the requests it has
+outstanding, and never less than `OUTLIER_MIN_SILENCE_S`:
 
-- a healthy endpoint under the same load answers within about one request's time of its peers, so four times the
-  slowest recent answer is far outside what it does (a GC pause or a long prefill included);
+- a healthy endpoint with j requests outstanding answers one about every j-th of a request's time (a server under
+  load answers its queue in turn), and one alone within a request's time: four times that is far outside what it
+  does (a GC pause or a long prefill included);
 - peers that are slow alike (a judge whose every answer takes minutes) raise the limit alike: nobody is an
   outlier, and the requests wait for `client.read_timeout` as before;
 - an endpoint alone has no peers, and nothing to compare: it waits for its timeouts;
@@ -42,13 +44,13 @@ class Limit:
     slowest_peer: float
 
 
-def limit(peer_durations: Iterable[float]) -> Limit | None:
-    """The silence limit given the durations of the peers' recent answers; None when they have answered nothing
-    yet (nothing to compare with)."""
+def limit(peer_durations: Iterable[float], outstanding: int = 1) -> Limit | None:
+    """The silence limit of an endpoint with `outstanding` requests, given the durations of its peers' recent
+    answers; None when they have answered nothing yet (nothing to compare with)."""
     slowest = max(peer_durations, default=None)
     if slowest is None:
         return None
-    return Limit(max(C.OUTLIER_MIN_SILENCE_S, C.OUTLIER_FACTOR * slowest), slowest)
+    return Limit(max(C.OUTLIER_MIN_SILENCE_S, C.OUTLIER_FACTOR * slowest / max(1, outstanding)), slowest)
 
 
 def silent_since(last_answer: float, oldest_outstanding: float) -> float:
@@ -114,15 +116,17 @@ def look(members: Sequence[M], now: float, idle: bool) -> Verdict[M]:
     at_work = [m for m in members if m.healthy]
     for member in [m for m in members if m.flights]:
         peers = [p for p in at_work if p is not member]
-        bar = limit(seconds for p in peers for _, seconds in p.answers)
+        durations = [seconds for p in peers for _, seconds in p.answers]
+        bar = limit(durations, len(member.flights))
         if bar is None:
             continue
         since = member.silent_since()
         answered = sum(1 for p in peers for when, _ in p.answers if when > since)
         if member.healthy and is_silent(since, now, bar, answered):
             why = (f"(silent for {now - since:.1f}s with {len(member.flights)} request(s) outstanding, while its "
-                   f"peers answered within {bar.slowest_peer:.2f}s)")  # fmt: skip
+                   f"peers answered {answered} requests, each within {bar.slowest_peer:.2f}s)")  # fmt: skip
             found.silent.append((member, why))
         elif idle:
-            found.overdue += [f for f in member.flights if not f.hedged and overdue(f.started, now, bar)]
+            one = limit(durations)  # a request alone against the peers' slowest answer
+            found.overdue += [f for f in member.flights if not f.hedged and overdue(f.started, now, one)]
     return found

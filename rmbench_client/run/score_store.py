@@ -106,7 +106,7 @@ class ScoreStore:
         as a StorageError naming the run directory and the store, with the free space when the disk is full."""
         try:
             yield
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StorageError.of(self.path.parent, self.path.name, exc) from None
 
     def _open(self, path: Path, read_only: bool) -> None:
@@ -123,6 +123,9 @@ class ScoreStore:
             self._catch_up()
             return
         path.parent.mkdir(parents=True, exist_ok=True)
+        # made here when new, as every file of the run directory is made, with the user's umask (SQLite would make
+        # it 0644 less the umask; its log and shared-memory files take the store's mode)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o666))
         # autocommit mode: every put is its own durable transaction.
         self._db = sqlite3.connect(path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
