@@ -7,6 +7,7 @@ Loopback only; every run is bounded by a timeout. The tests that need a second s
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -18,6 +19,7 @@ import pytest
 from conftest import REPO, port, with_ports
 from fake_reward_faults import PROBE_MARKS
 from helpers_cli import (
+    CLI,
     RUN_TIMEOUT,
     cli,
     one_error_line,
@@ -245,3 +247,37 @@ def test_api_key_never_written(cpu_servers, fault_data, tmp_path):
     for path in out.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+def test_no_credential_of_a_url_is_ever_written(cpu_servers, fault_data, tmp_path):
+    """A password in an endpoint's URL (sent as Basic auth: the run uses it) and in a second one's, down: found in
+    no byte of the run directory, its report page, and the stdout and stderr of `run -vv`, `report` and `status`
+    (neither as written nor as its Basic header). The run directory's files are made with the user's umask (077:
+    nothing for group or others, the store included)."""
+    password = "pw-" + "9c41e7d2b85f3a06"
+    basic = base64.b64encode(f"alice:{password}".encode()).decode()
+    out = tmp_path / "run"
+
+    def private(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                              preexec_fn=lambda: os.umask(0o077))  # fmt: skip
+
+    with FaultProxy(cpu_servers.urls["reward"]) as proxy:
+        good = proxy.url.replace("http://", f"http://alice:{password}@")
+        config = write_config(tmp_path / "c.yaml", [good, f"http://bob:{password}@127.0.0.1:9"])
+        run = private(
+            "-vv", "run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--limit", "3"
+        )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert proxy.auth_headers and all(h == f"Basic {basic}" for h in proxy.auth_headers)
+    assert "http://***@127.0.0.1:9" in run.stderr  # said, masked: the endpoint down at start
+    for proc in (run, private("report", str(out)), private("status", str(out))):
+        for secret in (password, basic):
+            assert secret not in proc.stdout + proc.stderr
+    assert f"http://***@127.0.0.1:{proxy.port}" in (out / "config.yaml").read_text()
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"scores.sqlite", "samples.jsonl", "summary.json", "config.yaml", "report.html"}
+    for path in files:
+        for secret in (password, basic):
+            assert secret.encode() not in path.read_bytes(), path
+        assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))

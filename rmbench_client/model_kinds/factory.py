@@ -10,10 +10,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from asyncio_throttle.throttler import Throttler
 
+from .. import constants as C
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
 from ..backends.session import DeadlineClient, Session
@@ -63,9 +65,14 @@ def endpoints(
     requests go to the role's session directly."""
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    listed = role.urls() if urls is None else urls
+    if key and (carrying := [u for u in listed if urlsplit(u).username is not None]):
+        variable = role.api_key_env or C.API_KEY_ENV
+        raise ConfigError(f"role {name}: endpoint {carrying[0]} carries credentials and {variable} gives a key "
+                          "too: an HTTP request sends one Authorization, give one of them")  # fmt: skip
     return [  # a URL's credentials are masked wherever it is said or written (redaction.py); requests carry them
         Endpoint(remember_url(url.rstrip("/")), role.served_model, client, headers, transport=transport)
-        for url in (role.urls() if urls is None else urls)
+        for url in listed
     ]
 
 
