@@ -295,3 +295,22 @@ def test_a_rolling_upgrade_of_a_reward_model_behind_one_url_is_recorded_as_it_ha
     assert set(answered) == {"0.32.0", "0.33.0"} and sum(answered.values()) >= PROMPTS
     releases = [{x["release"] for x in line["answered_by"]} for line in sample_lines(tmp_path / "run", True)]
     assert releases[0] == {"0.32.0"} and releases[-1] == {"0.33.0"}  # in order: the upgrade came mid-run
+
+
+def test_a_prompt_kept_on_an_endpoint_that_dies_is_scored_again_whole_elsewhere(data, tmp_path, caplog):
+    """With `client.same_endpoint_per_prompt`, an endpoint stopped mid-run: the prompts kept on it are scored again,
+    whole, on the other (nothing of them stored before): every prompt scored, each by one endpoint, none failed."""
+    caplog.set_level(logging.INFO, "rmbench_client")
+    kept = {"client": {"endpoint_refresh": 0.2, "same_endpoint_per_prompt": True}}
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.01).start() as a,
+        FakeVllm("reward", "fake-reward", delay=0.01).start() as b,
+    ):
+        cfg = reward_config(tmp_path, [a.url, b.url], mode="server", concurrency=4, **kept)
+        with when(lambda: scored(b) >= 40, b.stop):
+            assert run(cfg, data, tmp_path / "run") == 0
+    lines = sample_lines(tmp_path / "run", keep_answerers=True)
+    assert len(lines) == PROMPTS and summary(tmp_path / "run")["failed"] == 0
+    assert all(len(line["answered_by"]) == 1 for line in lines)
+    assert {line["answered_by"][0]["url"] for line in lines} == {a.url, b.url}
+    assert "scored again on another endpoint" in caplog.text

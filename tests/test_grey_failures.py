@@ -276,12 +276,14 @@ def test_per_unit_answerers_and_cross_release_prompts():
     a = provenance.Answerer(role="reward", url=A, release="0.32.0")
     b = provenance.Answerer(role="reward", url=B, release="0.33.0")
     answers = provenance.Answers()
-    token = provenance._UNITS.set((0,))
-    answers.add(a)
-    provenance._UNITS.reset(token)
-    token = provenance._UNITS.set((1,))
-    answers.add(b)
-    provenance._UNITS.reset(token)
+
+    async def answered(by: provenance.Answerer) -> None:
+        answers.add(by)
+
+    async def tagged() -> None:
+        await asyncio.gather(provenance.for_units([0], answered(a)), provenance.for_units([1], answered(b)))
+
+    asyncio.run(tagged())
     line = provenance.by_unit([provenance.record(answers.of(0, None)), provenance.record(answers.of(1, None))])
     assert [(x["url"], x["units"]) for x in line] == [(A, [0]), (B, [1])]
     assert provenance.cross_release(line)
@@ -292,3 +294,24 @@ def test_per_unit_answerers_and_cross_release_prompts():
         {"role": "reward", "url": A, "release": "0.32.0", "prompts": 2},
         {"role": "reward", "url": B, "release": "0.33.0", "prompts": 1},
     ]
+
+
+def test_the_end_of_scoring_check_does_not_wait_for_a_frozen_member():
+    """The last identity check of every member at work: one still silent long after the others answered is not
+    judged (as one that cannot be asked), instead of holding the run's end for its read timeout."""
+    from rmbench_client.pool.vouching import vouch_at_end
+
+    class Checks:
+        async def recheck(self, ep: Any) -> dict[str, str]:
+            if ep.url == A:
+                await asyncio.sleep(3600)  # frozen
+            return {"version": "0.33.0"}
+
+    async def go() -> float:
+        async with pool_of(Hosts(), [A, B]) as pool:
+            start = time.monotonic()
+            assert await vouch_at_end(Checks(), pool._states) == []  # nobody found serving another model
+            assert state(pool, B).answerer.release == "0.33.0" and state(pool, A).answerer.release is None
+            return time.monotonic() - start
+
+    assert asyncio.run(go()) < 2.0  # the floor (0.3 s here), not the frozen member's hour

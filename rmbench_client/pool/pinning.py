@@ -35,12 +35,9 @@ def current() -> Pin | None:
 def pinned(on: bool = True) -> Iterator[Pin | None]:
     """Requests sent inside the block (and in tasks started there) stay on one endpoint per role; nothing when
     `on` is False."""
-    if not on:
-        yield None
-        return
-    pin = Pin()
-    token = _PIN.set(pin)
+    token = _PIN.set(Pin()) if on else None
     try:
-        yield pin
+        yield _PIN.get() if on else None
     finally:
-        _PIN.reset(token)
+        if token is not None:
+            _PIN.reset(token)

@@ -7,10 +7,12 @@ the release the endpoint reports, so that its answers from then on are attribute
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, EndpointChanged, RetryableError, RmbError
+from .outliers import limit
 
 if TYPE_CHECKING:
     from .admission import AdmissionCheck
@@ -32,15 +34,25 @@ async def vouch_connection(admission: AdmissionCheck, state: EndpointState) -> N
 
 
 async def vouch_at_end(admission: AdmissionCheck, at_work: Sequence[EndpointState]) -> list[tuple[EndpointState, str]]:
-    """Every member at work checked once more: those that serve another model now, with what was found (a member
-    that cannot be asked now is not judged)."""
-    found = await asyncio.gather(*(admission.recheck(s.endpoint) for s in at_work), return_exceptions=True)
+    """Every member at work checked once more: those that serve another model now, with what was found. A member that
+    cannot be asked now is not judged, nor one still silent long after its peers answered (outliers.limit: a frozen
+    server would otherwise hold the end of the run for its read timeout)."""
+    checks = [asyncio.ensure_future(admission.recheck(s.endpoint)) for s in at_work]
+    try:
+        started = time.monotonic()
+        await asyncio.wait(checks, return_when=asyncio.FIRST_COMPLETED) if checks else None
+        bar = limit([time.monotonic() - started])
+        assert bar is not None
+        await asyncio.wait(checks, timeout=bar.seconds - (time.monotonic() - started)) if len(checks) > 1 else None
+    finally:
+        for check in checks:
+            check.cancel()
     changed = []
-    for state, result in zip(at_work, found, strict=True):
-        if isinstance(result, ConfigError):
-            changed.append((state, str(result)))
-        elif isinstance(result, asyncio.CancelledError):
-            raise result
-        elif not isinstance(result, BaseException):
-            state.reports(result)
+    for state, check in zip(at_work, checks, strict=True):
+        if not check.done() or check.cancelled():  # not asked in time: not judged
+            continue
+        if isinstance(problem := check.exception(), ConfigError):
+            changed.append((state, str(problem)))
+        elif problem is None:
+            state.reports(check.result())
     return changed
