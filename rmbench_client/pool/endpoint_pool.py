@@ -149,9 +149,9 @@ class EndpointPool:
         finally:
             race.cancel_rest()  # the losers (or, cancelled, every attempt): never counted
         won = race.where[winner]
+        result: T = winner.result()  # the first attempt's failure, when every attempt failed
         if len(race.attempts) > 1:
             self._settled(race, won)
-        result: T = winner.result()
         return result, won
 
     async def _attempt(self, state: EndpointState, fn: Request[T], race: Race[EndpointState] | None = None) -> T:
@@ -248,8 +248,7 @@ class EndpointPool:
             self._look(time.monotonic())
 
     def _look(self, now: float) -> None:
-        idle = not self._waiting.waiters and any(s.healthy and s.inflight < s.slots for s in self._states)
-        found = outliers.look(self._states, now, idle)
+        found = outliers.look(self._states, now, waiting=bool(self._waiting.waiters))
         for state, why in found.silent:
             self._eject(state, why)  # its requests outstanding hedged
         for flight in found.overdue:

@@ -61,10 +61,10 @@ class Race(Generic[S]):
             self.first.set_exception(error)
 
     def _ended(self, task: asyncio.Task[Any]) -> None:
-        failed = None if task.cancelled() else task.exception()  # read: a loser's failure is never logged as lost
+        problem = None if task.cancelled() else task.exception()  # read: a loser's failure is never logged as lost
         if self.first.done():
             return
-        if not task.cancelled() and failed is None:
+        if not task.cancelled() and problem is None:
             self.first.set_result(task)
             return
         if all(t.done() for t in self.attempts):  # every attempt failed: the first real failure stands

@@ -94,6 +94,12 @@ class Member(Protocol):
         """Its recent answers: (when, how long it took)."""
         ...
 
+    @property
+    def inflight(self) -> int: ...
+
+    @property
+    def slots(self) -> int: ...
+
     def silent_since(self) -> float: ...
 
 
@@ -108,10 +114,10 @@ class Verdict(Generic[M]):
     overdue: list[Flight[Any]] = field(default_factory=list)
 
 
-def look(members: Sequence[M], now: float, idle: bool) -> Verdict[M]:
+def look(members: Sequence[M], now: float, waiting: bool) -> Verdict[M]:
     """Each member with requests in flight against its peers at work: silent ones to take out (their requests are
-    hedged then), and, when `idle` (a peer has a free slot and no caller waits for one), requests older than the
-    limit on members that still answer."""
+    hedged then), and, where there is idle capacity (no caller `waiting` for a slot, and a peer with a free one),
+    requests older than the limit on members that still answer."""
     found: Verdict[M] = Verdict()
     at_work = [m for m in members if m.healthy]
     for member in [m for m in members if m.flights]:
@@ -126,7 +132,7 @@ def look(members: Sequence[M], now: float, idle: bool) -> Verdict[M]:
             why = (f"(silent for {now - since:.1f}s with {len(member.flights)} request(s) outstanding, while its "
                    f"peers answered {answered} requests, each within {bar.slowest_peer:.2f}s)")  # fmt: skip
             found.silent.append((member, why))
-        elif idle:
+        elif not waiting and any(p.inflight < p.slots for p in peers):
             one = limit(durations)  # a request alone against the peers' slowest answer
             found.overdue += [f for f in member.flights if not f.hedged and overdue(f.started, now, one)]
     return found
