@@ -103,7 +103,8 @@ def test_a_half_alive_endpoint_gets_few_requests_and_back_only_once_it_scores(cp
     """One of two servers half-alive mid-run (its engine process stopped: /health and /v1/models answer, a scoring
     request never returns), with the default settings: after its requests in flight it gets at most 16 scoring
     requests over the run (its identity check's fingerprint, a real scoring request, never answers: it never comes
-    back on /health alone); the run ends with every prompt scored once. Resumed, it scores again."""
+    back on /health alone); the run ends with every prompt scored once. (Its comeback once a canary succeeds:
+    tests/test_grey_failures.py.)"""
     with FaultProxy(second.url) as proxy:
         config = write_config(tmp_path / "c.yaml", [cpu_servers.urls["reward"], proxy.url])
         out = tmp_path / "run"

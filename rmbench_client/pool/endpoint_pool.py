@@ -132,8 +132,7 @@ class EndpointPool:
                 if self._down is None:  # an outage past patience cuts the backoff short (the call then fails)
                     await self._waiting.sleep(delay)
                 continue
-            if (answers := provenance.current()) is not None:
-                answers.add(state.answerer)
+            provenance.answered(state.answerer)
             return result
 
     async def _send(self, state: EndpointState, fn: Request[T], pinned: bool) -> tuple[T, EndpointState]:
@@ -182,11 +181,11 @@ class EndpointPool:
             self._changed(state, exc)
         elif isinstance(exc, RetryableError):
             self._release(state, failed=not exc.overloaded, error=exc)
-            self._failed_at(state)
+            provenance.failed_at(state.answerer)
         else:
             self._release(state, failed=False)  # not the endpoint's fault (a sample error, a cancellation)
             if not isinstance(exc, asyncio.CancelledError):
-                self._failed_at(state)
+                provenance.failed_at(state.answerer)
 
     def _settled(self, race: Race[EndpointState], won: EndpointState) -> None:
         """A hedged request ended: an endpoint whose requests keep losing to hedges is taken out."""
@@ -199,16 +198,11 @@ class EndpointPool:
         if original.healthy and original.losses >= C.HEDGE_LOSSES_TO_EJECT and original in self._states:
             self._eject(original, f"its requests lost {original.losses} hedges in a row to other endpoints")
 
-    @staticmethod
-    def _failed_at(state: EndpointState) -> None:
-        if (answers := provenance.current()) is not None:
-            answers.failed = state.answerer
-
     async def _acquire(self, pin: pinning.Pin | None = None, exclude: EndpointState | None = None) -> EndpointState:
         while True:
             if self._down is not None:
                 raise self._down
-            ready = self._pinned(pin) if pin is not None and self.role in pin.urls else None
+            ready = pin.ready(self.role, self._states) if pin is not None else None
             if ready is None:
                 ready = [s for s in self._states if s.healthy and s.inflight < s.slots and s is not exclude]
             if ready:
@@ -218,14 +212,6 @@ class EndpointPool:
                     pin.urls.setdefault(self.role, best.endpoint.url)
                 return best
             await self._waiting.wait(first=exclude is not None)  # a hedge goes before fresh requests
-
-    def _pinned(self, pin: pinning.Pin) -> list[EndpointState]:
-        """The pinned endpoint when it has a free slot (else none: wait); PinBroken once it is out of work."""
-        url = pin.urls[self.role]
-        state = next((s for s in self._states if s.endpoint.url == url and s.healthy), None)
-        if state is None:
-            raise PinBroken(f"{self.role} endpoint {url} left while a prompt's requests were kept on it")
-        return [state] if state.inflight < state.slots else []
 
     def _release(self, state: EndpointState, failed: bool, error: BaseException | None = None) -> None:
         state.inflight -= 1

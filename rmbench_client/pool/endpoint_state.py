@@ -54,6 +54,10 @@ class EndpointState:
         self.losses = 0  # hedges its requests lost in a row
 
     @property
+    def url(self) -> str:
+        return self.endpoint.url
+
+    @property
     def slots(self) -> int:
         """Requests it may have in flight now: one on probation (its canary), else its capacity."""
         return 1 if self.probation else self.capacity

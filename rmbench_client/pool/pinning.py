@@ -9,9 +9,31 @@ prompt was stored yet, and the scoring loop scores it again, whole, on another e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Protocol, TypeVar
+
+from ..errors import PinBroken
+
+
+class Member(Protocol):
+    """A pool's endpoint as a pin sees it (endpoint_state.EndpointState)."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def healthy(self) -> bool: ...
+
+    @property
+    def inflight(self) -> int: ...
+
+    @property
+    def slots(self) -> int: ...
+
+
+M = TypeVar("M", bound=Member)
 
 
 class Pin:
@@ -21,6 +43,17 @@ class Pin:
 
     def __init__(self) -> None:
         self.urls: dict[str, str] = {}
+
+    def ready(self, role: str, members: Iterable[M]) -> list[M] | None:
+        """Where `role`'s next request of the prompt may go: None before its first (any endpoint), else its
+        endpoint when that has a free slot, or nothing (wait). PinBroken once that endpoint is out of work."""
+        url = self.urls.get(role)
+        if url is None:
+            return None
+        member = next((m for m in members if m.url == url and m.healthy), None)
+        if member is None:
+            raise PinBroken(f"{role} endpoint {url} left while a prompt's requests were kept on it")
+        return [member] if member.inflight < member.slots else []
 
 
 _PIN: ContextVar[Pin | None] = ContextVar("rmbench_pin", default=None)

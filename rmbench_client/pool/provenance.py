@@ -81,6 +81,19 @@ def current() -> Answers | None:
     return _ANSWERS.get()
 
 
+def answered(answerer: Answerer) -> None:
+    """An answer the pool hands back to the prompt being scored in this task (if any)."""
+    if (answers := _ANSWERS.get()) is not None:
+        answers.add(answerer)
+
+
+def failed_at(answerer: Answerer) -> None:
+    """A request of the prompt being scored in this task (if any) failed at `answerer`'s endpoint: its failure line
+    names the last one."""
+    if (answers := _ANSWERS.get()) is not None:
+        answers.failed = answerer
+
+
 @contextmanager
 def collect() -> Iterator[Answers]:
     """Collect what answers the requests sent inside the block (and in tasks started there)."""
