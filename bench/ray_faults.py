@@ -6,14 +6,17 @@ CPUs and three worker nodes of one CPU each, every node on 127.0.0.1), two repli
 
 - a dead server: replica 0's vLLM server is killed (SIGKILL); measured until the replica's actor is started again
   (a new URL in the state API) and until its new server answers /health: the time to replace a dead server.
-- a frozen node: during a run over both replicas (rate-limited, so that it outlasts the restart), every process of
+- a half-alive server: replica 0's engine process is stopped (SIGSTOP of vLLM's EngineCore: `/health` still
+  answers, a scoring request never returns); measured until the replica is replaced (its watch's canary went
+  unanswered: a new URL in the state API) and until its new server answers /health;
+- a frozen node: during a run over both replicas (every chat prompt, both replicas busy), every process of
   replica 1's node is stopped (SIGSTOP: its raylet, its workers, the replica's server); measured until the run takes
-  the frozen replica out (the run stops sending there: its `taken out` line), until the state API no longer lists
-  it (Ray declared the node dead) and until the replica serves again on another node. The run must end with every
-  prompt scored once.
+  the frozen replica out (the run stops sending there and hedges its requests in flight to the other replica: its
+  `taken out` line), until the state API no longer lists it (Ray declared the node dead) and until the replica
+  serves again on another node. The run must end with every prompt scored once.
 
-The run's client settings are the defaults but `client.read_timeout: 30` and `client.request_timeout: 60` (the
-in-flight requests to a frozen server end at the read timeout). Results: bench/results-ray-faults.json.
+The run's client settings are the defaults (`client.read_timeout` 120 s); the replicas' watch is `serve`'s (a
+canary after `RAY_REPLICA_STALL_S`). Results: bench/results-ray-faults.json.
 
     .venv/bin/python bench/ray_faults.py          # BENCH_RAY_PORT_BASE (default 8790)
 """
@@ -50,7 +53,7 @@ GCS, DASHBOARD = PORT_BASE, PORT_BASE + 1
 DASHBOARD_URL = f"http://127.0.0.1:{DASHBOARD}"
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # every node on 127.0.0.1
 os.environ.update(LOOPBACK)
-PROMPTS, RATE = 80, 1.0  # the run lasts about 80 s: it outlasts the frozen replica's restart elsewhere
+PROMPTS = 129  # RM-Bench's chat prompts: the run keeps both replicas busy when one's node freezes
 OUT = ROOT / "bench" / "results-ray-faults.json"
 
 
@@ -85,8 +88,7 @@ def config(path: Path, data: Path) -> Path:
     template = str(ROOT / "models/tiny/reward/tokenizer_config.json")
     cfg = {"benchmark": "rm-bench", "model": "tiny-reward", "limit": PROMPTS, "data": str(data),
            "roles": {"reward": {"served_model": "tiny-reward", "endpoints": "ray", "serve": serve}},
-           "reward": {"template": template},
-           "client": {"rate_limit": RATE, "read_timeout": 30, "request_timeout": 60}}  # fmt: skip
+           "reward": {"template": template}}  # fmt: skip
     path.write_text(yaml.safe_dump(cfg))
     return path
 
@@ -100,6 +102,19 @@ def dead_server() -> dict[str, float]:
     restarted = until(lambda: replicas().get(name, ("", url))[1] not in ("", url))
     serving = until(lambda: healthy(replicas()[name][1]))
     return {"actor_restarted_s": restarted - start, "serving_again_s": serving - start}
+
+
+def half_alive_server() -> dict[str, float]:
+    name = "reward:tiny-reward:0"
+    _, url = replicas()[name]
+    (server,) = server_processes(url)
+    group = os.getpgid(server)
+    (engine,) = [p for p in group_alive(group) if b"EngineCore" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    start = time.monotonic()
+    os.kill(engine, signal.SIGSTOP)  # ended with its group when the replica ends
+    replaced = until(lambda: replicas().get(name, ("", url))[1] not in ("", url))
+    serving = until(lambda: healthy(replicas()[name][1]))
+    return {"replaced_s": replaced - start, "serving_again_s": serving - start}
 
 
 def frozen_node(cluster: Any, cfg: Path, out: Path) -> dict[str, float]:
@@ -119,8 +134,8 @@ def frozen_node(cluster: Any, cfg: Path, out: Path) -> dict[str, float]:
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    samples = out / "samples.jsonl"
-    until(lambda: samples.exists() and len(samples.read_text().splitlines()) >= 5)
+    samples, progress = out / "samples.jsonl", out / "progress.jsonl"  # the latter while the run scores
+    until(lambda: progress.exists() and len(progress.read_text().splitlines()) >= 15)
     frozen = node_processes(node) + group_alive(group)
     start = time.monotonic()
     for pid in frozen:
@@ -158,7 +173,7 @@ def main() -> None:
     head = {"num_cpus": 0, "gcs_server_port": GCS, "include_dashboard": True, "dashboard_port": DASHBOARD,
             "dashboard_host": "127.0.0.1"}  # fmt: skip
     cluster = Cluster(initialize_head=True, head_node_args=head)
-    result: dict[str, Any] = {"load_1min_at_start": os.getloadavg()[0], "prompts": PROMPTS, "rate": RATE}
+    result: dict[str, Any] = {"load_1min_at_start": os.getloadavg()[0], "prompts": PROMPTS}
     try:
         for _ in range(3):
             cluster.add_node(num_cpus=1)
@@ -168,6 +183,8 @@ def main() -> None:
             raise SystemExit(serve.stderr[-3000:])
         result["dead_server"] = dead_server()
         print("dead server:", result["dead_server"], flush=True)
+        result["half_alive_server"] = half_alive_server()
+        print("half-alive server:", result["half_alive_server"], flush=True)
         result["frozen_node"] = frozen_node(cluster, cfg, tmp / "run")
         print("frozen node:", result["frozen_node"], flush=True)
         stop = subprocess.run([str(CLIENT), "stop", "--config", str(cfg)], capture_output=True, text=True, cwd=ROOT)

@@ -3,6 +3,7 @@
     .venv/bin/python bench/run.py                 # BENCH_REPEATS repetitions (3) over every RM-Bench prompt
     BENCH_QUICK=1 .venv/bin/python bench/run.py   # a smoke run: 1 repetition, 8 prompts (a few minutes)
     BENCH_PROMPTS=96 .venv/bin/python bench/run.py  # 96 prompts spread evenly over the domain files
+    BENCH_FAULTS=1 .venv/bin/python bench/run.py  # the grey failures alone (bench/faults.py, about 2 minutes)
 
 Every measurement uses the "bench" models (`servers/build_models.py --size bench`: Llama, hidden 256, 2 layers,
 built locally; about 0.1 s of server compute per request of six sequences, so compute, not HTTP, dominates) and
@@ -26,7 +27,9 @@ fresh servers and engines, the two sides of each ratio back to back and the orde
 medians are reported, and each repetition's own ratios too. Other processes on the machine skew the numbers: each
 measurement first waits (BENCH_QUIET_WAIT_S, 15 s at most, 120 s per run) for the cores to be quiet, and records
 how many cores other processes used meanwhile.
-Writes bench/results.json (raw timings per repetition, machine facts, thread settings, ratios) and prints a table.
+After them (P6-P10, bench/scale.py), what a frozen and a half-alive server cost a run with the default settings
+(bench/faults.py, its own results file). Writes bench/results.json (raw timings per repetition, machine facts,
+thread settings, ratios) and prints a table.
 Servers listen on 127.0.0.1:8751-8756 and are recorded in their own state directory (runs/bench/.servers);
 every one is stopped at the end, also on failure, Ctrl-C or SIGTERM. RMBENCH_DATA_DIR as for the client
 (default ../shared/data/rm-bench beside the checkout).
@@ -42,6 +45,7 @@ import subprocess
 import time
 from typing import Any
 
+import faults
 import scale
 from harness import (
     CORES,
@@ -86,6 +90,9 @@ def main() -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     if os.environ.get("BENCH_SCALE", "") not in ("", "0"):
         return scale_only(t_start)
+    if os.environ.get("BENCH_FAULTS", "") not in ("", "0"):
+        faults.main()  # a frozen and a half-alive server among two: bench/results-faults.json
+        return 0
     launcher.stop_servers(STATE)  # anything a killed earlier run left in our own state directory
     subprocess.run(
         [str(SERVER_PY), "servers/build_models.py", "--size", "bench", "--out", str(MODELS)], cwd=ROOT, check=True
@@ -104,12 +111,12 @@ def main() -> int:
         for rep in range(REPEATS):
             b.repetition(rep, data, pairs_file)
             background[f"after_repetition_{rep + 1}"] = other_processes()
-        for step in (scale.tiny_runs, scale.sim_runs, scale.pairwise_memory):
+        for step in (scale.tiny_runs, scale.sim_runs, scale.pairwise_memory, lambda add: faults.main()):
             try:
                 step(b.add)
             except Exception as exc:  # a failed scale step leaves P1-P5 (an hour's work) to be written
-                log.exception("%s failed", step.__name__)
-                b.checks[f"{step.__name__}_error"] = repr(exc)
+                log.exception("%s failed", getattr(step, "__name__", "faults"))
+                b.checks[f"{getattr(step, '__name__', 'faults')}_error"] = repr(exc)
             finally:
                 launcher.stop_servers(STATE)
     finally:

@@ -58,6 +58,31 @@ RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 ENDPOINT_FAILURES_TO_EJECT = 3  # consecutive failures before an endpoint is taken out
 ENDPOINT_FIRST_PROBE_S = 0.1  # probes start soon (a blip) and back off to the interval (a restart)
 ENDPOINT_PROBE_INTERVAL_S = 2.0
+# An endpoint taken out comes back only once a real scoring request succeeds there (pool/probation.py): after a
+# wait, it is probed and its identity checked, then it takes one request at a time (the canary) until one succeeds.
+# The wait is short the first time (ENDPOINT_FIRST_PROBE_S: a blip); each time it is taken out again before it
+# proved itself (or within ENDPOINT_BACKOFF_RESET times its wait after), the wait doubles, from ENDPOINT_BACKOFF_S
+# up to the cap: a half-alive server costs a canary every two minutes at most.
+ENDPOINT_BACKOFF_S = 2.0
+ENDPOINT_BACKOFF_MAX_S = 120.0
+ENDPOINT_BACKOFF_RESET = 4.0
+# Grey failures (pool/outliers.py): an endpoint is compared with its peers, whatever client.read_timeout is. It is
+# silent when it has requests outstanding and has answered none for longer than OUTLIER_FACTOR times the slowest of
+# its peers' last OUTLIER_WINDOW answers divided by its requests outstanding (never less than
+# OUTLIER_MIN_SILENCE_S), while those peers answered at least OUTLIER_MIN_PEER_ANSWERS requests: it is taken out
+# and its requests hedged to the others. Peers slow alike (a judge whose answers take minutes everywhere) raise the
+# limit alike; an endpoint alone waits for its timeouts.
+OUTLIER_FACTOR = 4.0
+OUTLIER_MIN_SILENCE_S = 5.0
+OUTLIER_WINDOW = 32
+OUTLIER_MIN_PEER_ANSWERS = 4
+OUTLIER_TICK_S = 0.25  # how often a pool with requests in flight looks for silent endpoints
+# a request older than the silence limit is hedged to a peer with a free slot when no caller waits for one (idle
+# capacity only: the tail of a run on a much slower endpoint); an endpoint whose requests lose this many hedges in
+# a row is taken out
+HEDGE_LOSSES_TO_EJECT = 3
+# client.same_endpoint_per_prompt: a prompt whose endpoint leaves mid-prompt is scored again, whole, this many times
+PINNED_PROMPT_TRIES = 3
 # a pool re-reads its endpoint source this often for the whole run (client.endpoint_refresh): a replica registered
 # mid-run joins after its identity check, one no longer listed drains
 ENDPOINT_SOURCE_REFRESH_S = 5.0
@@ -160,6 +185,10 @@ RAY_DISCOVERY_TIMEOUT_S = 5.0  # for one read of the state API
 RAY_REPLICA_HEALTH_PERIOD_S = 5.0
 RAY_REPLICA_HEALTH_TIMEOUT_S = 10.0
 RAY_REPLICA_HEALTH_FAILURES = 3
+# a replica whose server's engine finished nothing since the last look gets a canary request of its own (one token,
+# or one short text's pooling); one unanswered this long, nothing finished meanwhile, ends the replica as a dead
+# server does: a wedged engine behind a /health that answers (cluster/replica.py)
+RAY_REPLICA_STALL_S = 60.0
 # a replica (re)started on a node ends itself when its server is not healthy within this: long, for a large model
 # downloaded from the hub on a node that has not cached it (`serve` itself waits SERVER_READY_TIMEOUT_S)
 RAY_REPLICA_START_TIMEOUT_S = 7200.0

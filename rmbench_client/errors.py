@@ -12,6 +12,7 @@ RmbError                      anything this package raises on purpose
 ├── TrackerError              MLflow or W&B refused what a tracker logged (the run's files are written)
 └── EndpointError             an endpoint is unusable (wrong key, every endpoint down): the run stops
     ├── RetryableError        worth another try (timeouts, 408/429/5xx, dropped connections)
+    │   └── PinBroken         the endpoint a prompt's requests are kept on left: the prompt is scored again, whole
     └── SampleError           retrying cannot fix it (400, too long, NaN); recorded for that sample
         └── ShapeError        an answer that does not have the documented shape (names endpoint and field)
 
@@ -98,6 +99,11 @@ class RetryableError(EndpointError):
         super().__init__(message)
         self.retry_after = retry_after
         self.overloaded = overloaded
+
+
+class PinBroken(RetryableError):
+    """The endpoint a prompt's requests are kept on (client.same_endpoint_per_prompt) left the pool before the
+    prompt was scored: nothing of it was stored, and it is scored again, whole, elsewhere."""
 
 
 class SampleError(EndpointError):

@@ -194,12 +194,18 @@ def fault_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def clean_summary(cpu_servers: CpuServers, fault_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The summary of an undisturbed run: what every disturbed run must end with."""
+def clean_run(cpu_servers: CpuServers, fault_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run directory of an undisturbed run: what every disturbed run must end with."""
     tmp = tmp_path_factory.mktemp("clean")
     config = write_config(tmp / "c.yaml", [cpu_servers.urls["reward"]])
     proc = cli("run", "--config", str(config), "--data", str(fault_data), "--out", str(tmp / "run"), "--no-progress")
     assert proc.returncode == 0, proc.stderr[-2000:]
     s = summary(tmp / "run")
     assert s["scored"] == 286 and s["failed"] == 0
-    return s
+    return tmp / "run"
+
+
+@pytest.fixture(scope="session")
+def clean_summary(clean_run: Path) -> dict:
+    """The summary of an undisturbed run."""
+    return summary(clean_run)

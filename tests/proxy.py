@@ -122,6 +122,8 @@ class FaultProxy:
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
+        except asyncio.CancelledError:  # the proxy stops with a request still waiting on a stopped upstream
+            return  # (asyncio's stream callback would log a cancelled handler's "exception" as an error)
         finally:
             self._handlers.discard(task)
             if not writer.is_closing():

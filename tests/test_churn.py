@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from fake_vllm import FakeVllm
-from helpers_cli import stored
+from helpers_cli import sample_lines, stored
 from proxy import FaultProxy
 from tcp_switch import TcpSwitch
 from test_endpoint_join import PROMPTS, config, reward_config, run, samples, scored, when
@@ -235,15 +235,82 @@ def test_a_judge_upgraded_in_place_to_another_series_is_taken_out(data, tmp_path
     assert {x["release"] for x in s["answered_by"]} == {"0.32.0"}
 
 
-def test_a_fingerprinted_roles_connections_are_checked_by_the_fingerprint_alone(data, tmp_path):
-    """A reward model's new connections (four here) are each checked by one fingerprint request: its name, path and
-    release are read once, when it is admitted; a judge's connections each read its name, path and release."""
+def test_a_fingerprinted_roles_connections_are_checked_by_the_fingerprint_and_release_alone(data, tmp_path):
+    """A reward model's new connections (four here) are each checked by one fingerprint request and its release
+    (what its answers are attributed to): its name and path are read once, when it is admitted; a judge's
+    connections each read its name, path and release."""
     with FakeVllm("reward", "fake-reward").start() as reward:
         assert run(reward_config(tmp_path, [reward.url], concurrency=4), data, tmp_path / "r") == 0
-    assert reward.paths.count("/v1/models") == reward.paths.count("/version") == 1  # at admission only
+    assert reward.paths.count("/v1/models") == 1  # at admission only
+    assert reward.paths.count("/version") == 1 + 4 + 1  # admission, four connections, the end
     # one prompt per request: every /pooling request past them is a fingerprint (admission, four connections, the end)
     assert reward.scored["/pooling"] - PROMPTS == 1 + 4 + 1
     with FakeVllm("policy", "fake-judge").start() as judge:
         cfg = config(tmp_path, "judge", {"judge": [judge.url]}, concurrency=4, judge={"max_tokens": 4})
         assert run(cfg, data, tmp_path / "j") == 0
     assert judge.paths.count("/v1/models") == judge.paths.count("/version") == 1 + 4 + 1
+
+
+def test_scores_from_two_releases_are_told_apart_and_can_be_kept_on_one_endpoint(data, tmp_path):
+    """Two endpoints of one reward model on two vLLM releases, a prompt's two conversations sent apart (the server's
+    template): each score names the endpoint and release that gave it (`units` of `answered_by`), a line whose pair
+    was scored by both says `cross_release`, and the summary counts them. With `client.same_endpoint_per_prompt`,
+    every prompt's scores come from one endpoint, both endpoints at work."""
+    with (
+        FakeVllm("reward", "fake-reward", version="0.32.0", delay=0.005).start() as a,
+        FakeVllm("reward", "fake-reward", version="0.33.0", delay=0.005).start() as b,
+    ):
+        assert run(reward_config(tmp_path, [a.url, b.url], mode="server", concurrency=4), data, tmp_path / "r") == 0
+        lines = sample_lines(tmp_path / "r", keep_answerers=True)
+        crossed = [line for line in lines if line.get("cross_release")]
+        assert crossed and summary(tmp_path / "r")["cross_release"] == len(crossed)
+        for line in crossed:  # the chosen by one release, the rejected by the other
+            assert sorted((x["release"], x["units"]) for x in line["answered_by"]) in (
+                [("0.32.0", [0]), ("0.33.0", [1])], [("0.32.0", [1]), ("0.33.0", [0])])  # fmt: skip
+        for line in lines:
+            assert sorted(u for x in line["answered_by"] for u in x["units"]) == [0, 1]  # every score, once
+        kept = {"client": {"endpoint_refresh": 0.2, "same_endpoint_per_prompt": True}}
+        cfg = reward_config(tmp_path, [a.url, b.url], mode="server", concurrency=4, **kept)
+        before = scored(a), scored(b)
+        assert run(cfg, data, tmp_path / "kept") == 0
+        assert scored(a) > before[0] and scored(b) > before[1]  # both at work
+    kept_lines = sample_lines(tmp_path / "kept", keep_answerers=True)
+    assert all(len(line["answered_by"]) == 1 and line["answered_by"][0]["units"] == [0, 1] for line in kept_lines)
+    assert summary(tmp_path / "kept")["cross_release"] == 0 and not any("cross_release" in x for x in kept_lines)
+
+
+def test_a_rolling_upgrade_of_a_reward_model_behind_one_url_is_recorded_as_it_happens(data, tmp_path):
+    """A reward model's server upgraded behind its URL (the same weights on vLLM 0.33): the new connections' checks
+    read the new release, the answers from then on are attributed to it, the run is complete (the same model), and
+    the summary names both releases of the one URL."""
+    with (
+        FakeVllm("reward", "fake-reward", version="0.32.0", delay=0.005).start() as old,
+        FakeVllm("reward", "fake-reward", version="0.33.0", delay=0.005).start() as upgraded,
+        TcpSwitch(old.port) as lb,
+    ):
+        with when(lambda: scored(old) >= 40, lambda: lb.switch(upgraded.port, drop=True)):
+            assert run(reward_config(tmp_path, [lb.url]), data, tmp_path / "run") == 0
+        assert scored(upgraded) > 10
+    answered = {x["release"]: x["prompts"] for x in summary(tmp_path / "run")["answered_by"]}
+    assert set(answered) == {"0.32.0", "0.33.0"} and sum(answered.values()) >= PROMPTS
+    releases = [{x["release"] for x in line["answered_by"]} for line in sample_lines(tmp_path / "run", True)]
+    assert releases[0] == {"0.32.0"} and releases[-1] == {"0.33.0"}  # in order: the upgrade came mid-run
+
+
+def test_a_prompt_kept_on_an_endpoint_that_dies_is_scored_again_whole_elsewhere(data, tmp_path, caplog):
+    """With `client.same_endpoint_per_prompt`, an endpoint stopped mid-run: the prompts kept on it are scored again,
+    whole, on the other (nothing of them stored before): every prompt scored, each by one endpoint, none failed."""
+    caplog.set_level(logging.INFO, "rmbench_client")
+    kept = {"client": {"endpoint_refresh": 0.2, "same_endpoint_per_prompt": True}}
+    with (
+        FakeVllm("reward", "fake-reward", delay=0.01).start() as a,
+        FakeVllm("reward", "fake-reward", delay=0.01).start() as b,
+    ):
+        cfg = reward_config(tmp_path, [a.url, b.url], mode="server", concurrency=4, **kept)
+        with when(lambda: scored(b) >= 40, b.stop):
+            assert run(cfg, data, tmp_path / "run") == 0
+    lines = sample_lines(tmp_path / "run", keep_answerers=True)
+    assert len(lines) == PROMPTS and summary(tmp_path / "run")["failed"] == 0
+    assert all(len(line["answered_by"]) == 1 for line in lines)
+    assert {line["answered_by"][0]["url"] for line in lines} == {a.url, b.url}
+    assert "scored again on another endpoint" in caplog.text

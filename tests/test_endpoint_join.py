@@ -287,6 +287,10 @@ def test_a_replica_registered_mid_run_gets_work_though_none_is_missing(listed, d
     assert len({line["id"] for line in lines}) == len(lines) == PROMPTS
     answerers = {json.dumps(x, sort_keys=True) for line in sample_lines(tmp_path / "run", keep_answerers=True)
                  for x in line["answered_by"]}  # fmt: skip
+    assert all(json.loads(x)["units"] == [0, 1] for x in answerers)  # one request a prompt: both scores from one
+    answerers = {
+        json.dumps({k: v for k, v in json.loads(x).items() if k != "units"}, sort_keys=True) for x in answerers
+    }
     assert {json.loads(x)["url"] for x in answerers} == {a.url, b.url}
     for fake, where in ((a, listed.where[a.url]), (b, listed.where[b.url])):
         want = {"role": "reward", "url": fake.url, "release": "0.32.0"} | where

@@ -1,21 +1,29 @@
-"""Faults against real vLLM CPU servers: killed endpoints, a killed client, injected errors, bad input, secrets.
+"""Faults against real vLLM CPU servers: a frozen and a half-alive endpoint among two, killed endpoints, a killed
+client, injected errors, bad input, secrets.
 
-Loopback only; every run is bounded by a timeout.
+Loopback only; every run is bounded by a timeout. The tests that need a second server of the same model share one
+(`second`), started once for the module: the frozen and the half-alive tests resume it, the kill test ends it (last).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
+import subprocess
+import time
+from collections.abc import Iterator
 
 import pytest
 from conftest import REPO, port, with_ports
 from fake_reward_faults import PROBE_MARKS
 from helpers_cli import (
+    CLI,
     RUN_TIMEOUT,
     cli,
     one_error_line,
+    sample_lines,
     scores_only,
     start_run,
     stored,
@@ -25,10 +33,11 @@ from helpers_cli import (
 )
 from proxy import FaultProxy, Faults
 
-from rmbench_client.launcher import start_servers, stop_servers
+from rmbench_client.launcher import ServerInfo, start_servers, stop_servers
 from rmbench_client.model_kinds.reward import FINGERPRINT_PROBES
 
 pytestmark = pytest.mark.server
+GREY_PROMPTS = 120  # a run of the grey-failure tests: about 6 s on the two servers of a quiet machine
 
 
 def scored_units(proxy: FaultProxy) -> int:
@@ -36,19 +45,93 @@ def scored_units(proxy: FaultProxy) -> int:
     return proxy.units["/pooling"] - proxy.probe_units["/pooling"]
 
 
-def test_kill_one_of_two_endpoints(cpu_servers, fault_data, clean_summary, tmp_path):
+@pytest.fixture(scope="module")
+def second(cpu_servers, tmp_path_factory) -> Iterator[ServerInfo]:
+    """A second server of the tiny reward model beside the session's, for this module (the kill test ends it)."""
     extra_cfg = with_ports(cpu_servers.config, {"reward": port(11)})
-    state = tmp_path / "state"
-    (second,) = start_servers(extra_cfg, roles=["reward"], repo_root=REPO, state_dir=state)
+    state = tmp_path_factory.mktemp("second")
+    (info,) = start_servers(extra_cfg, roles=["reward"], repo_root=REPO, state_dir=state)
     try:
-        config = write_config(tmp_path / "c.yaml", [cpu_servers.urls["reward"], second.url])
-        run = start_run(config, fault_data, tmp_path / "run")
-        wait_for_lines(tmp_path / "run", 143, run)
-        os.killpg(second.pid, signal.SIGKILL)
-        _, err = run.communicate(timeout=RUN_TIMEOUT)
-        assert run.returncode == 0, err[-2000:]
+        yield info
     finally:
         stop_servers(state)
+
+
+def engine_core(server: ServerInfo) -> int:
+    """The pid of the server's engine process (vLLM's EngineCore, in the server's process group)."""
+    listing = subprocess.run(["ps", "-o", "pid=,args=", "-g", str(server.pid)], capture_output=True, text=True).stdout
+    (pid,) = [int(line.split()[0]) for line in listing.splitlines() if "EngineCore" in line]
+    return pid
+
+
+def scored_alike(out, clean_run) -> None:
+    """Every prompt of the run scored once, each as the undisturbed run scored it (within float32's last bits: a
+    text is scored in a request of other texts than there)."""
+    lines = sample_lines(out)
+    clean = {line["id"]: line for line in sample_lines(clean_run)}
+    assert len(lines) == len({line["id"] for line in lines}) == GREY_PROMPTS
+    for line in lines:
+        for side in ("score_chosen", "score_rejected"):
+            assert line[side] == pytest.approx(clean[line["id"]][side], rel=1e-5, abs=1e-5), line["id"]
+
+
+def test_a_frozen_endpoint_among_two_is_routed_around_within_seconds(cpu_servers, second, fault_data, clean_run,
+                                                                     tmp_path):  # fmt: skip
+    """One of two servers frozen (SIGSTOP of its whole process group) mid-run, with the default settings (a read
+    timeout of 120 s): its requests in flight are hedged to the other, and the run ends well within 30 s of the
+    freeze, every prompt scored once as an undisturbed run scores it."""
+    config = write_config(tmp_path / "c.yaml", [cpu_servers.urls["reward"], second.url])
+    out = tmp_path / "run"
+    run = start_run(config, fault_data, out, "--limit", str(GREY_PROMPTS))
+    wait_for_lines(out, 15, run)
+    os.killpg(second.pid, signal.SIGSTOP)
+    frozen = time.monotonic()
+    try:
+        _, err = run.communicate(timeout=RUN_TIMEOUT)
+        after = time.monotonic() - frozen
+    finally:
+        os.killpg(second.pid, signal.SIGCONT)
+    assert run.returncode == 0, err[-2000:]
+    assert after < 30, after
+    (said,) = summary(out)["taken_out"]
+    assert said.startswith(f"reward {second.url} (silent for "), said
+    scored_alike(out, clean_run)
+
+
+def test_a_half_alive_endpoint_gets_few_requests_and_back_only_once_it_scores(cpu_servers, second, fault_data,
+                                                                               clean_run, tmp_path):  # fmt: skip
+    """One of two servers half-alive mid-run (its engine process stopped: /health and /v1/models answer, a scoring
+    request never returns), with the default settings: after its requests in flight it gets at most 16 scoring
+    requests over the run (its identity check's fingerprint, a real scoring request, never answers: it never comes
+    back on /health alone); the run ends with every prompt scored once. (Its comeback once a canary succeeds:
+    tests/test_grey_failures.py.)"""
+    with FaultProxy(second.url) as proxy:
+        config = write_config(tmp_path / "c.yaml", [cpu_servers.urls["reward"], proxy.url])
+        out = tmp_path / "run"
+        run = start_run(config, fault_data, out, "--limit", str(GREY_PROMPTS))
+        wait_for_lines(out, 15, run)
+        engine = engine_core(second)
+        os.kill(engine, signal.SIGSTOP)
+        before = proxy.counts["/pooling"]
+        try:
+            _, err = run.communicate(timeout=RUN_TIMEOUT)
+            assert proxy.counts["/health"] > 0  # it was probed, and /health answered
+        finally:
+            os.kill(engine, signal.SIGCONT)
+        assert run.returncode == 0, err[-2000:]
+        assert proxy.counts["/pooling"] - before <= 16, proxy.counts
+        (said,) = summary(out)["taken_out"]
+        assert said.startswith(f"reward {proxy.url} (silent for "), said
+        scored_alike(out, clean_run)
+
+
+def test_kill_one_of_two_endpoints(cpu_servers, second, fault_data, clean_summary, tmp_path):
+    config = write_config(tmp_path / "c.yaml", [cpu_servers.urls["reward"], second.url])
+    run = start_run(config, fault_data, tmp_path / "run")
+    wait_for_lines(tmp_path / "run", 143, run)
+    os.killpg(second.pid, signal.SIGKILL)  # the module's second server ends here: no test after this one needs it
+    _, err = run.communicate(timeout=RUN_TIMEOUT)
+    assert run.returncode == 0, err[-2000:]
     assert scores_only(summary(tmp_path / "run")) == scores_only(clean_summary)
 
 
@@ -165,3 +248,37 @@ def test_api_key_never_written(cpu_servers, fault_data, tmp_path):
     for path in out.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+def test_no_credential_of_a_url_is_ever_written(cpu_servers, fault_data, tmp_path):
+    """A password in an endpoint's URL (sent as Basic auth: the run uses it) and in a second one's, down: found in
+    no byte of the run directory, its report page, and the stdout and stderr of `run -vv`, `report` and `status`
+    (neither as written nor as its Basic header). The run directory's files are made with the user's umask (077:
+    nothing for group or others, the store included)."""
+    password = "pw-" + "9c41e7d2b85f3a06"
+    basic = base64.b64encode(f"alice:{password}".encode()).decode()
+    out = tmp_path / "run"
+
+    def private(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                              preexec_fn=lambda: os.umask(0o077))  # fmt: skip
+
+    with FaultProxy(cpu_servers.urls["reward"]) as proxy:
+        good = proxy.url.replace("http://", f"http://alice:{password}@")
+        config = write_config(tmp_path / "c.yaml", [good, f"http://bob:{password}@127.0.0.1:9"])
+        run = private(
+            "-vv", "run", "--config", str(config), "--data", str(fault_data), "--out", str(out), "--limit", "3"
+        )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert proxy.auth_headers and all(h == f"Basic {basic}" for h in proxy.auth_headers)
+    assert "http://<secret>@127.0.0.1:9" in run.stderr  # said, masked: the endpoint down at start
+    for proc in (run, private("report", str(out)), private("status", str(out))):
+        for secret in (password, basic):
+            assert secret not in proc.stdout + proc.stderr
+    assert f"http://<secret>@127.0.0.1:{proxy.port}" in (out / "config.yaml").read_text()
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"scores.sqlite", "samples.jsonl", "summary.json", "config.yaml", "report.html"}
+    for path in files:
+        for secret in (password, basic):
+            assert secret.encode() not in path.read_bytes(), path
+        assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))

@@ -287,8 +287,7 @@ def test_a_frozen_node_costs_only_its_requests_in_flight(served, cluster, local_
     (node,) = [n for n in cluster.worker_nodes if n.node_id == node_id]
     (server,) = server_processes(url)
     group = os.getpgid(server)
-    quick = ray_config(tmp_path / "quick.yaml", rate_limit=RATE, all_down_patience=60, read_timeout=10,
-                       request_timeout=20)  # fmt: skip
+    quick = ray_config(tmp_path / "quick.yaml", rate_limit=RATE, all_down_patience=60)  # the default timeouts
     run = start_run(quick, data, tmp_path / "run", "-v")
     wait_for_lines(tmp_path / "run", 5, run)
     frozen = node_processes(node) + group_alive(group)  # the node's Ray processes, its workers, the replica's server

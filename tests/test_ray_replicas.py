@@ -1,6 +1,7 @@
 """A replica actor on a real token-auth Ray cluster on loopback (a head and two worker nodes of one CPU each), its
-server a light stand-in (tests/fake_replica_server.py: `/health`, 503 on demand, one child process as vLLM's
-engine core): a server that dies, or answers 503, is replaced without any command; however the replica's processes
+server a light stand-in (tests/fake_replica_server.py: `/health`, 503 on demand, a wedged engine on demand, one
+child process as vLLM's engine core): a server that dies, answers 503, or stops answering scoring requests behind a
+`/health` that answers, is replaced without any command; however the replica's processes
 end (its server killed, its worker SIGKILLed, its node's raylet killed, `stop`), no process of the old server's
 group is left and its scratch directory is gone. The replica's server never sees the Ray token, nor a GPU it did not
 reserve. With a lease, a replica whose server takes no request for the idle timeout removes itself, placement
@@ -32,7 +33,7 @@ pytestmark = [pytest.mark.ray, *RAY_2_52_WARNINGS]
 
 TOKEN = "replica-test-token-0123456789"
 SERVER = [sys.executable, str(Path(__file__).with_name("fake_replica_server.py")), "--port", "0", "--host", "x"]
-WATCH = ray_replica.Watch(period=1.0, timeout=2.0, failures=3, start_timeout=60.0, linger=2.0)
+WATCH = ray_replica.Watch(period=1.0, timeout=2.0, failures=3, start_timeout=60.0, linger=2.0, stall_timeout=3.0)
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +115,8 @@ def test_a_replica_outlives_every_way_its_server_ends(ray_on_cluster):
         os.kill(server_of(first["pid"]), signal.SIGKILL)  # the server dies
         replica.replaced()
         os.kill(server_of(replica.last["pid"]), signal.SIGUSR1)  # its engine dies: /health answers 503
+        replica.replaced()
+        os.kill(server_of(replica.last["pid"]), signal.SIGUSR2)  # its engine is wedged: /health answers, no request
         replica.replaced()
         worker = ray.get(replica.actor.__ray_call__.remote(lambda self: os.getpid()))
         os.kill(worker, signal.SIGKILL)  # the replica's worker dies

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 import httpx
 
 from ..examples import Message
+from ..redaction import masked_url
 from .session import Answer
 
 Messages = list[Message]
@@ -38,8 +40,13 @@ class Endpoint:
     # the role's aiohttp session: every scoring request goes to it, skipping httpx's per-request objects
     transport: Transport = field(kw_only=True, repr=False, compare=False)
 
+    @cached_property
+    def shown(self) -> str:
+        """The URL as it may be written or said: its credentials masked (redaction.py); the requests use `url`."""
+        return masked_url(self.url)
+
     def __str__(self) -> str:
-        return self.url
+        return self.shown
 
 
 Call = Callable[[Callable[[Endpoint], Awaitable[Any]]], Awaitable[Any]]

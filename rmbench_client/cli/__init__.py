@@ -15,6 +15,7 @@ from .. import constants as C
 from ..benchmarks import registry as benchmarks
 from ..benchmarks.shared.step_aggregates import NAMES as STEP_AGGREGATES
 from ..errors import RmbError, UserError
+from ..redaction import hidden
 from ..results.stamp import Origin, made_by
 from . import leaderboard, reproduce, run, status, suite, watch
 from .compare import add_compare_parser, cmd_compare
@@ -202,6 +203,14 @@ class _LazyConsole:
         return getattr(self._console, name)
 
 
+class Redacting(logging.Formatter):
+    """The program's log lines with every secret the process read and every URL's credentials masked
+    (redaction.hidden): an HTTP library's own line may print a URL whole."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return hidden(super().format(record))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # httpx imports its own command line (click, pygments, rich) whenever click is installed, which
     # huggingface_hub always brings: about 0.14 s of CPU per run on 2 busy cores, for a command line this program
@@ -211,7 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(argv if argv is not None else sys.argv[1:])
     args = build_parser().parse_args(given)
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(Redacting("%(levelname)s %(name)s: %(message)s"))  # every library's lines, tracebacks too
+    logging.basicConfig(level=level, handlers=[handler])
     for name in ("httpx", "httpx2"):  # no per-request lines (openai 3.x runs on httpx2)
         logging.getLogger(name).setLevel(max(level, logging.WARNING))
     console = cast("Console", _LazyConsole())

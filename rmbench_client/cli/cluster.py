@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import constants as C
 from ..config.schema import RunConfig
+from ..redaction import masked_url
 
 
 def serve_replicas(
@@ -67,10 +68,10 @@ def print_replicas(cfg: RunConfig, as_json: bool) -> int:
         for node, replicas in found.items()
     }
     if as_json:
-        sys.stdout.write(json.dumps({"dashboard": dashboard, "nodes": rows}) + "\n")
+        sys.stdout.write(json.dumps({"dashboard": masked_url(dashboard), "nodes": rows}) + "\n")
         return 0
     if not rows:
-        sys.stdout.write(f"no replica of {', '.join(roles)} on the Ray cluster ({dashboard})\n")
+        sys.stdout.write(f"no replica of {', '.join(roles)} on the Ray cluster ({masked_url(dashboard)})\n")
     for node, replicas in rows.items():
         sys.stdout.write(f"node {node}\n")
         for row in replicas:

@@ -19,6 +19,7 @@ import httpx
 from .. import constants as C
 from ..config.schema import RoleConfig, ServeSpec
 from ..errors import ConfigError, EndpointError
+from ..redaction import remember_url
 from .state_api import Actor, Node, client_for, filters, read
 
 REPR = re.compile(r"^Replica\((https?://[^)\s]+)\)$")
@@ -53,7 +54,7 @@ def dashboard_url(spec: ServeSpec | None, role: str) -> str:
     if not given and address and address.startswith(("http://", "https://")):
         given = address
     if given:
-        return given.rstrip("/")
+        return remember_url(given.rstrip("/"))  # its credentials, should it carry some, are masked where said
     if not address:
         raise ConfigError(
             f"role {role}: endpoints ray needs the cluster's address: set {C.RAY_ADDRESS_ENV} (or "

@@ -180,7 +180,7 @@ def serve_on_ray(
                 options["memory"] = bundle["memory"]
             watch = replica.Watch(C.RAY_REPLICA_HEALTH_PERIOD_S, C.RAY_REPLICA_HEALTH_TIMEOUT_S,
                                       C.RAY_REPLICA_HEALTH_FAILURES, C.RAY_REPLICA_START_TIMEOUT_S,
-                                      idle_timeout=idle_timeout)  # fmt: skip
+                                      idle_timeout=idle_timeout, stall_timeout=C.RAY_REPLICA_STALL_S)  # fmt: skip
             actor = actor_class.options(**options).remote(command, env, unset, C.SERVER_STOP_TIMEOUT_S, watch,
                                                           bundle.get("GPU", 0))  # fmt: skip
             created[i] = (role, name, pg, actor)

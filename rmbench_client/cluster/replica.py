@@ -7,7 +7,10 @@ cluster by value: a node needs Ray and the server environment, not rmbench-clien
 A dead server is replaced: the actor watches its server (the process's exit; `/health` failing, a dead engine's
 503 included, `Watch.failures` times in a row once it was healthy; no health within `Watch.start_timeout` at start)
 and then stops what is left of it, removes its scratch directory and ends its own worker, so that Ray restarts the
-actor (`max_restarts`) where its placement group has room, and the state API lists the new URL.
+actor (`max_restarts`) where its placement group has room, and the state API lists the new URL. So is a server
+whose engine stops behind a `/health` that answers (a stuck collective, a wedged GPU): when it finished nothing since
+the last look (vLLM's finished requests and tokens in `/metrics`), the watch sends it a canary of its own (one
+token's completion, or one short text's pooling); one unanswered for `Watch.stall_timeout` ends the replica.
 
 No server outlives its replica: the server runs under a guard process that leads the server's process group and is
 no child of the actor's worker (Ray ends a dead worker's children with SIGKILL, which would leave the server an
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import json
 import os
 import select
 import shutil
@@ -32,6 +36,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -78,8 +83,9 @@ LOG_TAIL_LINES = 40
 @dataclass(frozen=True)
 class Watch:
     """How the actor watches its server: a `/health` probe every `period` s (each within `timeout` s); `failures`
-    failed probes in a row once it was healthy end the replica, as does no health within `start_timeout` s; a server
-    that exits before it was ever healthy is left `linger` s for `serve` to read its log. With an `idle_timeout`,
+    failed probes in a row once it was healthy end the replica, as does no health within `start_timeout` s, or a
+    canary unanswered for `stall_timeout` s while the engine finished nothing; a server that exits before it was ever
+    healthy is left `linger` s for `serve` to read its log. With an `idle_timeout`,
     a server that had no request for that long (vLLM's request counters in /metrics unchanged, none running) is
     stopped and the replica removed for good with its placement group: its resources go back to the cluster."""
 
@@ -89,6 +95,7 @@ class Watch:
     start_timeout: float = 600.0
     linger: float = 15.0
     idle_timeout: float | None = None  # the lease: no request for this long and the replica removes itself
+    stall_timeout: float | None = 60.0  # a canary unanswered this long, nothing finished meanwhile: ended (None: off)
 
 
 def _free_port(host: str) -> int:
@@ -106,10 +113,10 @@ def _with_value(command: list[str], flag: str, value: str) -> list[str]:
     return [*command, flag, value]
 
 
-def _get(url: str, timeout: float) -> Any:
-    """GET `url` on the replica's own server (plain HTTP, on its node): never through a proxy of the node's
-    environment; an HTTP error status raises. Built per call: with this module pickled by value for the nodes, a
-    module-level opener would carry an SSL context, which Ray 2.52's pickler refuses."""
+def _get(url: str | urllib.request.Request, timeout: float) -> Any:
+    """GET `url` (or a request: a POST) on the replica's own server (plain HTTP, on its node): never through a proxy
+    of the node's environment; an HTTP error status raises. Built per call: with this module pickled by value for
+    the nodes, a module-level opener would carry an SSL context, which Ray 2.52's pickler refuses."""
     opener = urllib.request.OpenerDirector()
     for handler in (urllib.request.ProxyHandler({}), urllib.request.HTTPHandler(),
                     urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor()):  # fmt: skip
@@ -126,9 +133,8 @@ def healthy(url: str, timeout: float) -> bool:
         return False
 
 
-def requests_seen(url: str, timeout: float) -> float | None:
-    """A number that grows with every request the server took (vLLM's `http_requests_total`, /health and /metrics
-    excluded), plus those running now (`vllm:num_requests_running`); None when /metrics cannot be read."""
+def metrics_sum(url: str, timeout: float, names: tuple[str, ...]) -> float | None:
+    """The sum of the server's `/metrics` samples of these names (each label set); None when it cannot be read."""
     try:
         with _get(f"{url}/metrics", timeout) as answer:
             text = answer.read().decode(errors="replace")
@@ -136,11 +142,62 @@ def requests_seen(url: str, timeout: float) -> float | None:
         return None
     total = 0.0
     for line in text.splitlines():
-        name = line.split("{", 1)[0].split(" ", 1)[0]
-        if name in ("http_requests_total", "vllm:num_requests_running"):
+        if line.split("{", 1)[0].split(" ", 1)[0] in names:
             with contextlib.suppress(ValueError, IndexError):
                 total += float(line.rsplit(" ", 1)[1])
     return total
+
+
+def requests_seen(url: str, timeout: float) -> float | None:
+    """A number that grows with every request the server took (vLLM's `http_requests_total`, /health and /metrics
+    excluded), plus those running now (`vllm:num_requests_running`); None when /metrics cannot be read."""
+    return metrics_sum(url, timeout, ("http_requests_total", "vllm:num_requests_running"))
+
+
+def finished(url: str, timeout: float) -> float | None:
+    """A number that grows whenever the server's engine finishes work (vLLM's finished requests, prompt and generated
+    tokens); None when /metrics cannot be read."""
+    return metrics_sum(url, timeout, ("vllm:request_success_total", "vllm:prompt_tokens_total",
+                                      "vllm:generation_tokens_total"))  # fmt: skip
+
+
+def canary_request(url: str) -> tuple[str, bytes] | None:
+    """The smallest real request for the server's engine (its path and JSON body): one short text's pooling on a
+    pooling runner, one token's completion on a generate runner; None when neither route is served. Asks
+    `/v1/models` and `/openapi.json`, which its API process answers whatever its engine does."""
+    with _get(f"{url}/v1/models", 10.0) as answer:
+        model = json.loads(answer.read())["data"][0]["id"]
+    with _get(f"{url}/openapi.json", 10.0) as answer:
+        paths = json.loads(answer.read()).get("paths", {})
+    if "/pooling" in paths:
+        return "/pooling", json.dumps({"model": model, "input": ["ok"]}).encode()
+    if "/v1/completions" in paths:
+        return "/v1/completions", json.dumps({"model": model, "prompt": "ok", "max_tokens": 1}).encode()
+    return None
+
+
+class Canary:
+    """The watch's own request to a server that finished nothing since its last look, in a thread of its own: `done`
+    once it ended, `ok` when the server answered it at all (an error status is an answer)."""
+
+    def __init__(self, url: str, timeout: float, request: tuple[str, bytes]) -> None:
+        self.sent = time.monotonic()
+        self.ok = False
+        self.done = threading.Event()
+        path, body = request
+        post = urllib.request.Request(f"{url}{path}", data=body, headers={"content-type": "application/json"})
+        threading.Thread(target=self._send, args=(post, timeout), name="rmb-replica-canary", daemon=True).start()
+
+    def _send(self, post: urllib.request.Request, timeout: float) -> None:
+        try:
+            with _get(post, timeout) as answer:
+                answer.read()
+            self.ok = True
+        except urllib.error.HTTPError:
+            self.ok = True
+        except (OSError, ValueError):
+            pass
+        self.done.set()
 
 
 def _log_tail(path: str) -> str:
@@ -197,6 +254,12 @@ class Replica:
         self._status_lock = threading.Lock()
         self._stopping = threading.Event()
         self.was_healthy = False  # until the watch saw /health answer: a server still starting, not a dead one
+        self._finished: float | None = None  # the engine's finished work as /metrics last said (`finished`)
+        self._moved = time.monotonic()  # when it last finished something (or answered a canary)
+        self._canary: Canary | None = None
+        self._request: tuple[str, bytes] | None = None  # the canary's route and body (None: neither route)
+        self._asked = False
+        self._own = 0  # requests the watch itself made that vLLM counts (the lease leaves them out)
         threading.Thread(target=self._watch, name="rmb-replica-watch", daemon=True).start()
 
     def __repr__(self) -> str:
@@ -241,6 +304,7 @@ class Replica:
             self._read_status()
             if w.idle_timeout is not None and self.was_healthy:
                 now_seen = requests_seen(self.url, w.timeout)
+                now_seen = None if now_seen is None else now_seen - self._own  # the watch's canaries are no use
                 if now_seen is None or now_seen != seen:  # unreadable counts as busy: never removed by mistake
                     seen, active = now_seen, time.monotonic()
                 elif time.monotonic() - active > w.idle_timeout:
@@ -251,12 +315,39 @@ class Replica:
                 self._end(f"its server exited with status {self.exit}")
             if healthy(self.url, w.timeout):
                 self.was_healthy, failures = True, 0
+                self._check_progress()
             elif self.was_healthy:
                 failures += 1
                 if failures >= w.failures:
                     self._end(f"its server failed /health {failures} times in a row")
             elif time.monotonic() > deadline:
                 self._end(f"its server was not healthy within {w.start_timeout:.0f} s")
+
+    def _check_progress(self) -> None:
+        """A server whose engine finished nothing since the last look gets a canary; one unanswered for the stall
+        timeout, nothing finished meanwhile, ends the replica."""
+        stall = self.watch.stall_timeout
+        if stall is None:
+            return
+        now, done = time.monotonic(), finished(self.url, self.watch.timeout)
+        if done is not None and done != self._finished:
+            self._finished, self._moved = done, now
+        canary = self._canary
+        if canary is not None and canary.done.is_set():
+            self._canary = None
+            if canary.ok:
+                self._moved = max(self._moved, canary.sent)
+        elif canary is not None and now - canary.sent > stall and now - self._moved > stall:
+            self._end(f"its server finished nothing for {now - self._moved:.0f} s and answered no request of the "
+                      f"watch's within {stall:.0f} s (its engine is stuck, though /health answers)")  # fmt: skip
+        if self._canary is None and now - self._moved >= self.watch.period:  # finished nothing since the last look
+            with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
+                if not self._asked:  # its route, asked once
+                    self._own += 2  # /v1/models and /openapi.json
+                    self._request, self._asked = canary_request(self.url), True
+            if self._request is not None:
+                self._own += 1
+                self._canary = Canary(self.url, stall + self.watch.timeout, self._request)
 
     def _expire(self) -> None:
         """The lease ran out: stop the server and remove this replica for good (its placement group with it)."""

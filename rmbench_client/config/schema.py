@@ -262,6 +262,8 @@ class ClientOptions(Strict, frozen=True, kw_only=True):
     rejected_grace: Annotated[float, Meta(ge=0)] = C.REJECTED_GRACE_S  # every endpoint serving another model
     endpoint_refresh: Positive = C.ENDPOINT_SOURCE_REFRESH_S  # how often a role's endpoint source is read again
     workers: AtLeastOne = C.WORKERS  # scoring processes sharing the run (run/workers.py)
+    # a prompt's requests of a role on one endpoint: its scores from one server, one engine release (pool/pinning.py)
+    same_endpoint_per_prompt: bool = False
 
 
 class RunConfig(Strict, frozen=True, kw_only=True):

@@ -10,10 +10,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from asyncio_throttle.throttler import Throttler
 
+from .. import constants as C
 from ..backends import JUDGE_BACKENDS, LOGPROB_BACKENDS, REWARD_BACKENDS
 from ..backends.base import Endpoint
 from ..backends.session import DeadlineClient, Session
@@ -23,6 +25,7 @@ from ..errors import ConfigError
 from ..pool.admission import Admission, kind_of
 from ..pool.discovery import source_for
 from ..pool.endpoint_pool import EndpointPool
+from ..redaction import remember_url
 from .base import ModelKind
 from .baseline import BaselineModel
 from .chat_templates import resolve_template
@@ -62,9 +65,14 @@ def endpoints(
     requests go to the role's session directly."""
     key = role.api_key(name)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return [
-        Endpoint(url.rstrip("/"), role.served_model, client, headers, transport=transport)
-        for url in (role.urls() if urls is None else urls)
+    listed = role.urls() if urls is None else urls
+    if key and (carrying := [u for u in listed if urlsplit(u).username is not None]):
+        variable = role.api_key_env or C.API_KEY_ENV
+        raise ConfigError(f"role {name}: endpoint {carrying[0]} carries credentials and {variable} gives a key "
+                          "too: an HTTP request sends one Authorization, give one of them")  # fmt: skip
+    return [  # a URL's credentials are masked wherever it is said or written (redaction.py); requests carry them
+        Endpoint(remember_url(url.rstrip("/")), role.served_model, client, headers, transport=transport)
+        for url in listed
     ]
 
 

@@ -37,6 +37,7 @@ from ..config.schema import JudgeOptions
 from ..errors import ConfigError, EndpointError, RetryableError, RmbError, SampleError
 from ..examples import UNPARSED_RATINGS, Example, prompt_text
 from ..pool.endpoint_pool import EndpointPool
+from ..pool.provenance import for_units
 from .base import Unit
 from .judge_answers import (
     Judgement,
@@ -223,9 +224,9 @@ class JudgeModel:
         return [Unit(json.dumps([text, r, *group], ensure_ascii=False), r) for _, _, r in ex.responses()]
 
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
-        if self.pairwise:
-            return list(await asyncio.gather(*(self._pair(ex, *u.payload) for u in units)))
-        return list(await asyncio.gather(*(self._rate(ex, u.payload) for u in units)))
+        asked = (self._pair(ex, *u.payload) if self.pairwise else self._rate(ex, u.payload) for u in units)
+        # each unit's questions say which unit they are for (pool/provenance.py)
+        return list(await asyncio.gather(*(for_units([i], work) for i, work in enumerate(asked))))
 
     async def _ask(self, messages: list[dict[str, str]]) -> Judgement:
         """One question's judgement: `judge.samples` answers, and the prompts' follow-up turn for each answer that

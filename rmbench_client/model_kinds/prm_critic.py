@@ -30,6 +30,7 @@ from ..backends.base import Endpoint
 from ..config.schema import JudgeOptions, PrmOptions
 from ..examples import Example, Message, prompt_text
 from ..pool.endpoint_pool import EndpointPool
+from ..pool.provenance import for_units
 from .base import Unit
 from .judge import ask
 from .judge_answers import answer_text, cut_off
@@ -136,7 +137,7 @@ class CriticPrm:
         return [Unit(messages[0]["content"], messages)]
 
     async def score(self, ex: Example, units: list[Unit]) -> list[Any]:
-        answers = await asyncio.gather(*(self._ask(u.payload) for u in units))
+        answers = await asyncio.gather(*(for_units([i], self._ask(u.payload)) for i, u in enumerate(units)))
         out = []
         for answer in answers:  # stored whole: the judge's judgement, its thinking and costs included
             prediction = boxed_index(critique(answer))

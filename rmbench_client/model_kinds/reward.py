@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable
 from functools import partial
 from typing import Any
 
@@ -21,6 +22,7 @@ from ..config.schema import RewardOptions, RoleConfig
 from ..errors import ConfigError, EndpointError
 from ..examples import Example, conversation
 from ..pool.endpoint_pool import EndpointPool
+from ..pool.provenance import for_units
 from .base import Unit
 from .chat_templates import PROBE, ChatTemplate, strip_bos
 from .startup import doubled_first_token, template_agrees, template_difference
@@ -160,22 +162,29 @@ class RewardModel:
         call = call or self.pool.call
         if self.mode == "text":
             size = self.backend.max_batch or len(payloads)
-            chunks = [payloads[i : i + size] for i in range(0, len(payloads), size)]
+            starts = range(0, len(payloads), size)
             backend = self.backend
             # gathered even when there is one chunk: the task lets answers already read be handled before this
             # prompt's bookkeeping (awaited inline, the share of each request's time spent waiting in the client
-            # rose from 0.038-0.043 to 0.044-0.051 at 16 simulated endpoints; by hand, alternating runs)
-            done = await asyncio.gather(*(call(partial(backend.rewards_for_texts, texts=c)) for c in chunks))
+            # rose from 0.038-0.043 to 0.044-0.051 at 16 simulated endpoints; by hand, alternating runs); several
+            # chunks each say which units they score (pool/provenance.py)
+
+            def scored_chunk(start: int) -> Awaitable[list[list[float]]]:
+                work = call(partial(backend.rewards_for_texts, texts=payloads[start : start + size]))
+                return work if len(starts) == 1 else for_units(range(start, start + size), work)
+
+            done = await asyncio.gather(*(scored_chunk(s) for s in starts))
             return [values for chunk in done for values in chunk]
         vllm = self._vllm_backend()
         if self.mode == "ids":
             ids = await asyncio.gather(
-                *(call(partial(vllm.tokenize, messages=m, add_generation_prompt=False)) for m in payloads)
-            )
+                *(for_units([i], call(partial(vllm.tokenize, messages=m, add_generation_prompt=False)))
+                  for i, m in enumerate(payloads))
+            )  # fmt: skip
             scored: list[list[float]] = await call(lambda ep: vllm.rewards_for_inputs(ep, ids))
             return scored
-        # one conversation per request in this form: each is retried on its own
-        calls = (call(partial(vllm.rewards_for_messages, messages=m)) for m in payloads)
+        # one conversation per request in this form: each is retried on its own, and says which unit it scores
+        calls = (for_units([i], call(partial(vllm.rewards_for_messages, messages=m))) for i, m in enumerate(payloads))
         return list(await asyncio.gather(*calls))
 
     def _vllm_backend(self) -> VllmReward:

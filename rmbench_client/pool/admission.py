@@ -1,6 +1,6 @@
 """Admission: the check every endpoint of a role passes before it gets work — at start, when it comes back after
 being taken out, when the role's source newly lists it, and on every new connection to it (without the route; for a
-fingerprinted kind, by its fingerprint alone).
+fingerprinted kind, by its fingerprint and vLLM's release alone).
 
 An endpoint is admitted when it serves the role's model as the score store tells models apart
 (`backends.identity.interchangeable`): the served identity (the name, vLLM's root path and max_model_len; for a model
@@ -25,6 +25,7 @@ from .. import constants as C
 from ..backends.base import Endpoint
 from ..backends.identity import fingerprints_match, interchangeable, served_identity
 from ..backends.retry import retry_delay
+from ..backends.vllm import server_version
 from ..backends.vllm_features import served_routes
 from ..errors import ConfigError, EndpointError, RetryableError
 
@@ -48,7 +49,7 @@ class AdmissionCheck(Protocol):
     async def recheck(self, ep: Endpoint) -> Identity:
         """The same for an endpoint at work whose server may have changed (a new connection to it, the end of
         scoring), without the route (its fingerprint shows the route works); a fingerprinted kind's by its
-        fingerprint alone (an empty identity: no release read)."""
+        fingerprint, and its identity then holds vLLM's release alone (nothing where it is not vLLM)."""
         ...
 
 
@@ -185,11 +186,15 @@ class Admission:
     async def recheck(self, ep: Endpoint) -> Identity:
         if self._fingerprint is not None:
             # The fingerprint is the model's identity in the store (its epoch): a new connection of a fingerprinted
-            # role asks it alone, one request instead of three (/v1/models and /version too: at 64 endpoints the
-            # checks were most of a run's requests). What the server reports of itself was read when the endpoint
-            # was admitted; a server that is the same weights under another name refuses the role's requests.
+            # role asks it, and vLLM's release alone of what the server reports (two requests instead of three:
+            # /v1/models is not asked again; at 64 endpoints the checks were most of a run's requests). The release
+            # is what its answers are attributed to: a rolling upgrade behind the URL is recorded as it happens. A
+            # server that is the same weights under another name refuses the role's requests.
             await self._same_fingerprint(ep)
-            return {}  # nothing new of the endpoint's release: its answers keep the one it was admitted with
+            if self.backend != "vllm":
+                return {}  # its release is not read (TGI, TEI): its answers keep what it was admitted with
+            release = await server_version(ep)
+            return {"version": release} if release is not None else {}
         return await self._served(ep)  # without a fingerprint (a judge): its name, path, length and release series
 
     async def _served(self, ep: Endpoint) -> Identity:

@@ -3,9 +3,12 @@ limit per HTTP request, retries with backoff, ejection of failing endpoints and 
 identity check of every connection, and which endpoint answered.
 
 Each `call` is one HTTP request. A retryable failure is retried (on whichever endpoint is then best) up to
-`max_retries` times. An endpoint with several failures in a row is taken out and probed (`GET /health`, or
-`GET /v1/models` where there is no `/health`) until it answers and passes admission again; a 429 is load, not ill
-health, and never takes an endpoint out.
+`max_retries` times. An endpoint with several failures in a row is taken out, as is one that falls silent while its
+peers answer (outliers.py: its requests are hedged to the others, the first answer wins: hedging.py); a 429 is
+load, not ill health, and never takes an endpoint out. An endpoint taken out comes back only once a real scoring
+request succeeds there (probation.py: its probe, its identity check on a growing backoff, then one request at a
+time until one succeeds). With `same_endpoint_per_prompt`, a prompt's requests of a role stay on one endpoint
+(pinning.py).
 
 A server restarted or swapped behind an endpoint's URL is reached through a new connection: once the role's
 identity is settled, every connection passes `check_connection` (admission's recheck over that very connection,
@@ -13,33 +16,33 @@ backends/connection_check.py) before it carries a request. An endpoint found ser
 once (EndpointChanged: its request goes elsewhere, nothing it said is used), `changes` says so, and it is checked
 again on the probe schedule until the right server is back.
 
-While no endpoint of a role is at work, calls wait. When every listed endpoint serves another model, the run ends
-after `rejected_grace` seconds unless the right server returns; otherwise (one is down, or none is listed) after
-`all_down_patience` seconds; every waiting and every later call then fails with one EndpointError naming each URL
-and why it is out, so the run ends. Membership (the source, admission, joining and leaving) is membership.py,
-each member's book-keeping endpoint_state.py, and the waiting callers (on plain futures: a cancelled one leaves
-nothing behind) waiting.py.
+While no endpoint of a role is at work, calls wait, until the right server returns or the outage clock runs out
+(outages.py: every waiting and every later call then fails, so the run ends). Membership (the source, admission,
+joining and leaving) is membership.py, each member's book-keeping endpoint_state.py, the identity checks of members
+at work vouching.py, and the waiting callers (on plain futures: a cancelled one leaves nothing behind) waiting.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import msgspec
-
 from .. import constants as C
 from ..backends.base import Endpoint
 from ..backends.retry import retry_delay
-from ..errors import ConfigError, EndpointChanged, EndpointError, RetryableError, RmbError
-from ..redaction import masked_url
-from . import provenance
+from ..errors import ConfigError, EndpointChanged, EndpointError, PinBroken, RetryableError
+from . import outliers, pinning, provenance
 from .endpoint_state import EndpointState
+from .hedging import Flight, Race
 from .membership import Membership
+from .outages import Outage
+from .probation import comeback
 from .provenance import Answerer
+from .vouching import vouch_at_end, vouch_connection
 from .waiting import Waiting
 
 if TYPE_CHECKING:
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+Request = Callable[[Endpoint], Awaitable[T]]  # one HTTP request to an endpoint
 
 
 class EndpointPool:
@@ -74,8 +78,7 @@ class EndpointPool:
         with the role's client, headers and transport) and `admission`, `start` fills the pool."""
         self.role = role
         self._capacity = concurrency
-        self._states = [EndpointState(ep, concurrency, Answerer(role=role, url=masked_url(ep.url)))
-                        for ep in endpoints or []]  # fmt: skip
+        self._states = [EndpointState(ep, concurrency, Answerer(role=role, url=ep.shown)) for ep in endpoints or []]
         self._retired: list[EndpointState] = []  # members the source no longer lists, or that serve another model now
         self._admission = admission
         self.members: Membership | None = None
@@ -84,16 +87,19 @@ class EndpointPool:
             refresh = C.ENDPOINT_SOURCE_REFRESH_S if refresh_interval is None else refresh_interval
             self.members = Membership(self, source, make_endpoint, admission, refresh, probe_interval)
         self._max_retries = max_retries
-        self._patience = all_down_patience
-        self._grace = C.REJECTED_GRACE_S if rejected_grace is None else rejected_grace
+        grace = C.REJECTED_GRACE_S if rejected_grace is None else rejected_grace
+        self._outage = Outage(role, all_down_patience, grace, self._outside, self._give_up)
         self._throttle = throttle
         self._eject_after = eject_after
         self._probe_interval = probe_interval
         self._waiting = Waiting()  # callers waiting for a free, healthy endpoint, and those in retry backoff
-        self._outage: tuple[str, asyncio.TimerHandle] | None = None  # why no endpoint is at work, and its clock
         self._down: EndpointError | None = None  # set once an outage outlasted its patience
+        self._watcher: asyncio.Task[None] | None = None  # the watch over requests in flight (`_watch`)
         self.retries = 0
+        self.hedges = 0  # requests sent again to another endpoint (`_hedge`)
+        self.hedges_won = 0  # of them, those whose answer was used
         self.changes: list[str] = []  # endpoints whose server changed during the run, in words
+        self.taken_out: list[str] = []  # each time an endpoint was taken out, and why
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -106,23 +112,18 @@ class EndpointPool:
             sent[s.endpoint.url] = sent.get(s.endpoint.url, 0) + s.sent
         return sent
 
-    async def call(self, fn: Callable[[Endpoint], Awaitable[T]]) -> T:
+    async def call(self, fn: Request[T]) -> T:
         """`fn(endpoint)` (one HTTP request) on the best endpoint, retried on retryable errors."""
         attempt = 0
+        pin = pinning.current()
         while True:
-            state = await self._acquire()
+            state = await self._acquire(pin)
             try:
-                async with self._throttle or nullcontext():
-                    state.sent += 1
-                    result = await fn(state.endpoint)
-            except EndpointChanged as exc:  # its new connection reached another model: nothing it said is used
-                self._release(state, failed=False)
-                self._changed(state, exc)
+                result, state = await self._send(state, fn, pin is not None)
+            except EndpointChanged:  # its new connection reached another model: nothing it said is used
                 continue
             except RetryableError as exc:
-                self._release(state, failed=not exc.overloaded, error=exc)
-                if attempt >= self._max_retries:
-                    self._failed_at(state)
+                if isinstance(exc, PinBroken) or attempt >= self._max_retries:
                     raise
                 delay = retry_delay(attempt, exc.retry_after)
                 log.debug("retry %d/%d in %.2fs after %s", attempt + 1, self._max_retries, delay, exc)
@@ -131,30 +132,86 @@ class EndpointPool:
                 if self._down is None:  # an outage past patience cuts the backoff short (the call then fails)
                     await self._waiting.sleep(delay)
                 continue
-            except BaseException:
-                self._release(state, failed=False)  # not the endpoint's fault (sample error, cancellation)
-                self._failed_at(state)
-                raise
-            self._release(state, failed=False)
-            if (answers := provenance.current()) is not None:
-                answers.by.add(state.answerer)
+            provenance.answered(state.answerer)
             return result
 
-    @staticmethod
-    def _failed_at(state: EndpointState) -> None:
-        if (answers := provenance.current()) is not None:
-            answers.failed = state.answerer
+    async def _send(self, state: EndpointState, fn: Request[T], pinned: bool) -> tuple[T, EndpointState]:
+        """`fn` on `state`'s endpoint; with peers, as a race that the watch may hedge (the winner's endpoint)."""
+        if len(self._states) < 2:  # nothing to hedge to: the request as it is, no task of its own
+            return await self._attempt(state, fn), state
+        race: Race[EndpointState] = Race.of(fn, pinned)
+        race.add(asyncio.get_running_loop().create_task(self._attempt(state, fn, race)), state)
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        try:
+            winner = await race.first
+        finally:
+            race.cancel_rest()  # the losers (or, cancelled, every attempt): never counted
+        won = race.where[winner]
+        result: T = winner.result()  # the first attempt's failure, when every attempt failed
+        if len(race.attempts) > 1:
+            self._settled(race, won)
+        return result, won
 
-    async def _acquire(self) -> EndpointState:
+    async def _attempt(self, state: EndpointState, fn: Request[T], race: Race[EndpointState] | None = None) -> T:
+        """One request on `state`'s endpoint (its slot taken): the slot released and the outcome counted at its end."""
+        flight: Flight[EndpointState] | None = None
+        try:
+            async with self._throttle or nullcontext():
+                state.sent += 1
+                flight = state.take_off(race)  # on the wire from now: what the outlier rule measures
+                result = await fn(state.endpoint)
+        except BaseException as exc:
+            if flight is not None:
+                state.landed(flight, answered=False)
+            self._ended(state, exc)
+            raise
+        state.landed(flight, answered=True)
+        self._release(state, failed=False)
+        if state.probation:  # its canary succeeded: a full share from now on
+            state.probation, state.proved = False, True
+            log.info("%s endpoint %s is at work again (a request succeeded there)", self.role, state.endpoint)
+            self._waiting.wake()
+        return result
+
+    def _ended(self, state: EndpointState, exc: BaseException) -> None:
+        """An attempt on `state` failed (or was cancelled: a lost race, the caller's own, never counted)."""
+        if isinstance(exc, EndpointChanged):
+            self._release(state, failed=False)
+            self._changed(state, exc)
+        elif isinstance(exc, RetryableError):
+            self._release(state, failed=not exc.overloaded, error=exc)
+            provenance.failed_at(state.answerer)
+        else:
+            self._release(state, failed=False)  # not the endpoint's fault (a sample error, a cancellation)
+            if not isinstance(exc, asyncio.CancelledError):
+                provenance.failed_at(state.answerer)
+
+    def _settled(self, race: Race[EndpointState], won: EndpointState) -> None:
+        """A hedged request ended: an endpoint whose requests keep losing to hedges is taken out."""
+        original = race.original
+        if won is original:
+            original.losses = 0
+            return
+        self.hedges_won += 1
+        original.losses += 1
+        if original.healthy and original.losses >= C.HEDGE_LOSSES_TO_EJECT and original in self._states:
+            self._eject(original, f"its requests lost {original.losses} hedges in a row to other endpoints")
+
+    async def _acquire(self, pin: pinning.Pin | None = None, exclude: EndpointState | None = None) -> EndpointState:
         while True:
             if self._down is not None:
                 raise self._down
-            ready = [s for s in self._states if s.healthy and s.inflight < s.capacity]
+            ready = pin.ready(self.role, self._states) if pin is not None else None
+            if ready is None:
+                ready = [s for s in self._states if s.healthy and s.inflight < s.slots and s is not exclude]
             if ready:
                 best = min(ready, key=lambda s: s.inflight)
                 best.inflight += 1
+                if pin is not None:
+                    pin.urls.setdefault(self.role, best.endpoint.url)
                 return best
-            await self._waiting.wait()
+            await self._waiting.wait(first=exclude is not None)  # a hedge goes before fresh requests
 
     def _release(self, state: EndpointState, failed: bool, error: BaseException | None = None) -> None:
         state.inflight -= 1
@@ -162,15 +219,61 @@ class EndpointPool:
             state.failures = 0
         else:
             state.failures += 1
-            if state.healthy and state.failures >= self._eject_after and state in self._states:
-                self._eject(state, f"after {state.failures} failures (the last: {error})")
+            if state.healthy and state in self._states and (state.probation or state.failures >= self._eject_after):
+                why = "its first request back failed" if state.probation else f"after {state.failures} failures"
+                self._eject(state, f"{why} (the last: {error})")
         self._waiting.wake(1)
 
+    # --- grey failures: the watch over requests in flight (outliers.py) ---------------------------------------
+
+    async def _watch(self) -> None:
+        """While requests are in flight: every OUTLIER_TICK_S, the silent endpoints taken out, overdue requests
+        hedged into idle capacity."""
+        while any(s.flights for s in self._states):
+            await asyncio.sleep(C.OUTLIER_TICK_S)
+            self._look(time.monotonic())
+
+    def _look(self, now: float) -> None:
+        found = outliers.look(self._states, now, waiting=bool(self._waiting.waiters))
+        for state, why in found.silent:
+            self._eject(state, why)  # its requests outstanding hedged
+        for flight in found.overdue:
+            self._hedge(flight)
+
+    def _hedge(self, flight: Flight[Any]) -> None:
+        """Send `flight`'s request to another endpoint too (a pinned one's prompt is scored again elsewhere)."""
+        race = flight.race
+        if race is None or flight.hedged or race.first.done():
+            return
+        flight.hedged = True
+        if race.pinned:
+            race.fail(PinBroken(f"{self.role} endpoint {flight.state.endpoint} is out of work while a prompt's "
+                                "requests were kept on it"))  # fmt: skip
+            return
+        self.hedges += 1
+        log.debug("%s: a request outstanding on %s for %.1fs hedged", self.role, flight.state.endpoint,
+                  time.monotonic() - flight.started)  # fmt: skip
+        race.add(asyncio.get_running_loop().create_task(self._hedged(race, flight.state)))
+
+    async def _hedged(self, race: Race[EndpointState], away_from: EndpointState) -> Any:
+        state = await self._acquire(exclude=away_from)
+        race.at(state)
+        return await self._attempt(state, race.fn, race)
+
     def _eject(self, state: EndpointState, why: str = "") -> None:
+        """Take `state` out: its requests outstanding hedged to the others, it comes back on probation."""
         state.healthy = False
         state.why = why or f"after {state.failures} failures"
-        log.warning("%s endpoint %s taken out %s", self.role, state.endpoint, state.why)
-        state.probe = asyncio.get_running_loop().create_task(self._probe(state))
+        stayed = time.monotonic() - state.since
+        state.backoff = outliers.next_backoff(state.backoff, state.proved, stayed, min(C.ENDPOINT_FIRST_PROBE_S,
+                                                                                    self._probe_interval))  # fmt: skip
+        log.warning("%s endpoint %s taken out %s; tried again in %.1fs", self.role, state.endpoint, state.why,
+                    state.backoff)  # fmt: skip
+        self.taken_out.append(f"{state.endpoint} {state.why}")
+        for flight in list(state.flights):
+            self._hedge(flight)
+        state.probe = asyncio.get_running_loop().create_task(comeback(self, state))
+        self._waiting.wake()  # the callers kept on it (a pin) see it is out
         self.reassess()
 
     def _changed(self, state: EndpointState, exc: EndpointChanged) -> None:
@@ -193,53 +296,28 @@ class EndpointPool:
         state = next((s for s in self._states if s.healthy and s.owns(url)), None)
         if state is None or self._admission is None:
             return False
-        try:
-            identity = await self._admission.recheck(state.endpoint)
-        except ConfigError as exc:
-            raise EndpointChanged(state.endpoint.url, str(exc)) from None
-        except RetryableError:
-            raise
-        except RmbError as exc:  # a fingerprint answered wrongly, a path gone: this server cannot be vouched for
-            raise RetryableError(f"{state.endpoint}: its identity check failed: {exc}") from None
-        self._note(state, identity)
+        await vouch_connection(self._admission, state)
         return True
 
-    def _note(self, state: EndpointState, identity: Identity | None) -> None:
-        """Attribute the member's answers to the release it reports now."""
-        release = (identity or {}).get("version")
-        if release is not None and release != state.answerer.release:
-            if state.answerer.release is not None:
-                log.info("%s endpoint %s now runs vLLM %s (was %s)", self.role, state.endpoint, release,
-                         state.answerer.release)  # fmt: skip
-            state.answerer = msgspec.structs.replace(state.answerer, release=release)
-
     async def recheck(self) -> list[str]:
-        """Every member at work checked once more (the end of scoring): what changed, in words (its answers in this
-        run are the caller's to keep apart). A member that cannot be asked now is not judged."""
+        """Every member at work checked once more (the end of scoring): the URLs of those that serve another model
+        now, said in `changes` (their answers in this run are the caller's to keep apart)."""
         if self._admission is None:
             return []
-        at_work = [s for s in self._states if s.healthy]
-        found = await asyncio.gather(*(self._admission.recheck(s.endpoint) for s in at_work), return_exceptions=True)
-        changed = []
-        for state, result in zip(at_work, found, strict=True):
-            if isinstance(result, ConfigError):
-                said = f"{self.role} endpoint {state.endpoint} serves another model at the end of scoring: {result}"
-                log.warning("%s", said)
-                self.changes.append(said)
-                changed.append(state.endpoint.url)
-            elif isinstance(result, asyncio.CancelledError):
-                raise result
-            elif not isinstance(result, BaseException):
-                self._note(state, result)
-        return changed
+        changed = await vouch_at_end(self._admission, [s for s in self._states if s.healthy])
+        for state, found in changed:
+            said = f"{self.role} endpoint {state.endpoint} serves another model at the end of scoring: {found}"
+            log.warning("%s", said)
+            self.changes.append(said)
+        return [state.endpoint.shown for state, _ in changed]  # as their answers name them
 
     # --- membership: what membership.Membership calls -----------------------------------------------------------
 
     def join(self, ep: Endpoint, identity: Identity | None, about: dict[str, str] | None = None) -> None:
         """`ep` passed admission: it gets work."""
-        answerer = Answerer(role=self.role, url=masked_url(ep.url), **(about or {}))
+        answerer = Answerer(role=self.role, url=ep.shown, **(about or {}))
         state = EndpointState(ep, self._capacity, answerer)
-        self._note(state, identity)
+        state.reports(identity)
         self._states = [*self._states, state]
         self.reassess()
         self._waiting.wake()
@@ -268,61 +346,33 @@ class EndpointPool:
         await self.members.start()
         self.reassess()
 
-    # --- probes and outages -------------------------------------------------------------------------------------
+    # --- outages ------------------------------------------------------------------------------------------------
 
-    async def _probe(self, state: EndpointState) -> None:
-        """Poll, soon at first and then less often, until the endpoint answers 200 and passes admission; put it
-        back (or, serving another model now, hand its URL to membership, which checks it again later)."""
-        ep = state.endpoint
-        interval = min(C.ENDPOINT_FIRST_PROBE_S, self._probe_interval)
-        identity: Identity | None = None
-        while True:
-            await asyncio.sleep(interval)
-            interval = min(interval * 2, self._probe_interval)
-            if await state.answers_probe():
-                try:
-                    identity = await self._admission(ep) if self._admission is not None else None
-                    break
-                except asyncio.CancelledError:
-                    raise
-                except ConfigError as exc:
-                    state.why = str(exc)
-                    self.leave(ep.url)
-                    if self.members is not None:
-                        self.members.reject(ep, exc)
-                    return
-                except Exception as exc:  # down for now: asked again
-                    state.why = str(exc)
-                    log.debug("%s endpoint %s not admitted yet: %s", self.role, ep, exc)
-        self._note(state, identity)
-        state.healthy = True
-        state.failures = 0
+    @property
+    def probe_interval(self) -> float:
+        return self._probe_interval
+
+    async def admit(self, state: EndpointState) -> Identity | None:
+        return await self._admission(state.endpoint) if self._admission is not None else None
+
+    def reject(self, state: EndpointState, problem: ConfigError) -> None:
+        self.leave(state.endpoint.url)
+        if self.members is not None:
+            self.members.reject(state.endpoint, problem)
+
+    def restore(self, state: EndpointState, identity: Identity | None) -> None:
+        state.reports(identity)
+        state.healthy, state.probation, state.proved, state.failures, state.losses = True, True, False, 0, 0
         state.why = ""
-        log.info("%s endpoint %s is back", self.role, ep)
+        state.since = time.monotonic()
+        log.info("%s endpoint %s is back on probation: one request at a time until one succeeds", self.role,
+                 state.endpoint)  # fmt: skip
         self.reassess()
         self._waiting.wake()
 
     def reassess(self) -> None:
-        """Start, switch or stop the clock of a role with no endpoint at work: `rejected_grace` while every listed
-        endpoint serves another model, `all_down_patience` otherwise."""
-        if any(s.healthy for s in self._states) or self._down is not None:
-            if self._outage is not None:
-                self._outage[1].cancel()
-                self._outage = None
-            return
-        out = self._outside()
-        mode = "rejected" if out and all(rejected for rejected, _ in out.values()) else "down"
-        if self._outage is not None:
-            if self._outage[0] == mode:
-                return
-            self._outage[1].cancel()
-        wait = self._grace if mode == "rejected" else self._patience
-        if mode == "rejected":
-            log.warning("every %s endpoint serves another model; waiting up to %.0fs for the right one", self.role,
-                        wait)  # fmt: skip
-        else:
-            log.warning("no %s endpoint is at work; waiting up to %.0fs", self.role, wait)
-        self._outage = (mode, asyncio.get_running_loop().call_later(wait, self._give_up))
+        """Start, switch or stop the outage clock (outages.py)."""
+        self._outage.reassess(self._down is not None or any(s.healthy for s in self._states))
 
     def _outside(self) -> dict[str, tuple[bool, str]]:
         """Every listed endpoint not at work: (whether it serves another model, why it is out)."""
@@ -331,28 +381,14 @@ class EndpointPool:
             out |= self.members.outside()
         return out
 
-    def _give_up(self) -> None:
-        assert self._outage is not None
-        mode, _ = self._outage
-        out = self._outside()
-        if mode == "rejected":
-            listed = "; ".join(f"{url}: {why}" for url, (_, why) in out.items())
-            message = f"every {self.role} endpoint serves another model (for {self._grace:.0f}s): {listed}"
-        elif not out:
-            message = f"the {self.role} endpoint list stayed empty for {self._patience:.0f}s (its source lists none)"
-        elif not any(rejected for rejected, _ in out.values()):
-            message = f"every {self.role} endpoint stayed down for {self._patience:.0f}s: {', '.join(out)}"
-        else:
-            listed = "; ".join(f"{url} {'serves another model' if rejected else 'is down'} ({why})"
-                               for url, (rejected, why) in out.items())  # fmt: skip
-            message = f"no {self.role} endpoint could be used for {self._patience:.0f}s: {listed}"
-        self._down = EndpointError(message)
-        self._outage = None
+    def _give_up(self, error: EndpointError) -> None:
+        self._down = error
         self._waiting.wake_all()
 
     async def aclose(self) -> None:
-        if self._outage is not None:
-            self._outage[1].cancel()
+        self._outage.stop()
+        if self._watcher is not None:
+            self._watcher.cancel()
         if self.members is not None:
             self.members.close()
         for state in self._states:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 from .. import constants as C
 from ..backends.base import Endpoint
 from ..errors import ConfigError, EndpointError, RmbError
+from ..redaction import masked_url
 
 if TYPE_CHECKING:
     from .admission import AdmissionCheck, Identity
@@ -111,10 +112,10 @@ class Membership:
         before = self._why.get(url)
         self._why[url] = (rejected, str(problem))
         if rejected and before != self._why[url]:
-            log.warning("%s endpoint %s is left out: %s (checked again every %.3gs)", self.role, url, problem,
-                        self._probe_interval)  # fmt: skip
+            log.warning("%s endpoint %s is left out: %s (checked again every %.3gs)", self.role, masked_url(url),
+                        problem, self._probe_interval)  # fmt: skip
         elif not rejected:
-            log.debug("%s endpoint %s not admitted yet: %s", self.role, url, problem)
+            log.debug("%s endpoint %s not admitted yet: %s", self.role, masked_url(url), problem)
         if before is None or before[0] != rejected:
             self._pool.reassess()
 
@@ -189,7 +190,7 @@ class Membership:
             except ConfigError as exc:  # not a URL the client can use: said once, while it is listed
                 self._note(url, exc)
                 continue
-            log.info("%s endpoint %s is listed: it joins once it passes the identity check", self.role, url)
+            log.info("%s endpoint %s is listed: it joins once it passes the identity check", self.role, masked_url(url))
             self._try(ep, None, at_once=True)
         self._listed = urls
         self._pool.reassess()

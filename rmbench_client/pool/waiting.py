@@ -24,11 +24,15 @@ class Waiting:
         self.waiters: deque[asyncio.Future[None]] = deque()  # callers waiting for a free, healthy endpoint
         self.sleepers: set[asyncio.Future[None]] = set()  # callers in retry backoff
 
-    async def wait(self) -> None:
-        """Until woken (`wake`); the caller then looks for a slot again. Cancelled after it was woken, it passes
-        its turn to the next caller."""
+    async def wait(self, first: bool = False) -> None:
+        """Until woken (`wake`); the caller then looks for a slot again (`first`: before every other waiter, as a
+        request moved off a silent endpoint is older than theirs). Cancelled after it was woken, it passes its turn
+        to the next caller."""
         waiter = asyncio.get_running_loop().create_future()
-        self.waiters.append(waiter)
+        if first:
+            self.waiters.appendleft(waiter)
+        else:
+            self.waiters.append(waiter)
         try:
             await waiter
         except asyncio.CancelledError:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ..redaction import masked, masked_args, masked_text
+from ..redaction import hidden, masked, masked_args
 
 if TYPE_CHECKING:
     from ..config.schema import RunConfig
@@ -146,7 +146,7 @@ def stamp(cfg: RunConfig | None, identity: Mapping[str, Any] | None = None) -> S
     if origin.command is not None:
         found.command = shlex.join([PROGRAM, *masked_args(list(origin.command))])
     if origin.call is not None:
-        found.call = masked_text(origin.call)
+        found.call = hidden(origin.call)
     if origin.reproduces is not None:
         found.reproduces = str(Path(origin.reproduces).absolute())
     return found

@@ -22,7 +22,7 @@ from ..benchmarks import registry
 from ..benchmarks.spec import Benchmark
 from ..datasets import missing_words
 from ..errors import DataError
-from ..redaction import masked_text
+from ..redaction import hidden
 from .data_hashes import file_sha256, prompt_hashes
 from .stamp import Stamp, stamp
 
@@ -81,6 +81,9 @@ class RunInfo(msgspec.Struct, kw_only=True):
     # each endpoint that answered part of the result (role, URL, engine release; on Ray its replica and node) with
     # the number of prompts it answered (part of): every release that answered is named (pool/provenance.py)
     answered_by: list[dict[str, Any]] | UnsetType = UNSET
+    # the prompts one of whose roles was answered by two engine releases (their lines say `cross_release`)
+    cross_release: int | UnsetType = UNSET
+    taken_out: list[str] | UnsetType = UNSET  # each time an endpoint was taken out during scoring, and why
     warnings: list[str] | UnsetType = UNSET
     judge_cost: dict[str, Any] | UnsetType = UNSET  # what a judge spent on the verdicts of the result
     stamp: Stamp | UnsetType = UNSET  # what made the result (stamp.py); UNSET in a summary written before stamps
@@ -98,6 +101,7 @@ class RunFacts:
     aborted: str | None
     changes: list[str] = dataclass_field(default_factory=list)  # endpoints whose server changed, in words
     failed_at: dict[str, str] = dataclass_field(default_factory=dict)  # failed prompt -> its last endpoint
+    taken_out: list[str] = dataclass_field(default_factory=list)  # each time an endpoint was taken out, and why
 
 
 def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
@@ -120,7 +124,7 @@ def partial_reasons(facts: RunFacts, scored: int) -> list[str]:
 def run_info(facts: RunFacts, scored: int) -> RunInfo:
     """The run's facts and its completeness (`judge_cost` is the runner's to set)."""
     cfg, dataset = facts.cfg, facts.dataset
-    reasons = [masked_text(r) for r in partial_reasons(facts, scored)]  # no URL's credentials (redaction.py)
+    reasons = [hidden(r) for r in partial_reasons(facts, scored)]  # no URL's credentials (redaction.py)
     info = RunInfo(
         model=cfg.model,
         type=cfg.type,
@@ -147,11 +151,13 @@ def run_info(facts: RunFacts, scored: int) -> RunInfo:
     if notes := facts.bench.data_notes(facts.examples):
         info.data_notes = notes
     if facts.aborted:
-        info.aborted = masked_text(facts.aborted)
+        info.aborted = hidden(facts.aborted)
     if facts.changes:
-        info.changed = [masked_text(c) for c in facts.changes]
+        info.changed = [hidden(c) for c in facts.changes]
+    if facts.taken_out:
+        info.taken_out = [hidden(t) for t in facts.taken_out]
     if facts.warnings:
-        info.warnings = [masked_text(w) for w in facts.warnings]
+        info.warnings = [hidden(w) for w in facts.warnings]
     info.stamp = stamp(cfg, facts.identity)
     return info
 

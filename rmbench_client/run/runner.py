@@ -31,8 +31,8 @@ from ..config.schema import RunConfig
 from ..datasets import Dataset, load_dataset
 from ..errors import ConfigError, RmbError, StorageError
 from ..examples import Example, PromptScores, response_lengths
-from ..pool.provenance import tally
-from ..redaction import masked_text, masked_url
+from ..pool.provenance import cross_release, tally
+from ..redaction import hidden, masked_url
 from ..results.run_directory import RunDirectory, reporting
 from ..results.summary import RunFacts, run_info
 from . import event_loop, workers
@@ -163,7 +163,7 @@ def run(
             for warning in outcome.warnings:
                 log.warning("%s", warning)
             facts = RunFacts(cfg, bench, dataset, examples, outcome.failures, outcome.warnings, outcome.identity,
-                             outcome.aborted, outcome.changes, outcome.failed_at)  # fmt: skip
+                             outcome.aborted, outcome.changes, outcome.failed_at, outcome.taken_out)  # fmt: skip
             try:
                 with few_blas_threads():  # the scoring's numpy work
                     summary = write_outputs(run_dir, bench, facts, outcome.scores, heatmaps)
@@ -180,7 +180,7 @@ def run(
 def failure_record(rid: str, reason: str, endpoint: str | None) -> dict[str, str]:
     """A line of failures.jsonl: the prompt, why (no URL's credentials in it: redaction.py), and the endpoint of
     its last failed request where one was."""
-    return {"id": rid, "reason": masked_text(reason)} | ({"endpoint": masked_url(endpoint)} if endpoint else {})
+    return {"id": rid, "reason": hidden(reason)} | ({"endpoint": masked_url(endpoint)} if endpoint else {})
 
 
 def write_outputs(
@@ -205,6 +205,7 @@ def write_outputs(
     info = run_info(facts, len(scores))
     if answered := tally(s.answered_by for s in scores):
         info.answered_by = answered
+        info.cross_release = sum(cross_release(s.answered_by) for s in scores)
     if facts.cfg.type == "judge":
         from ..model_kinds.judge_answers import run_cost  # a judge run has the HTTP stack loaded already
 

@@ -32,7 +32,7 @@ import json
 import math
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -106,7 +106,7 @@ class ScoreStore:
         as a StorageError naming the run directory and the store, with the free space when the disk is full."""
         try:
             yield
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise StorageError.of(self.path.parent, self.path.name, exc) from None
 
     def _open(self, path: Path, read_only: bool) -> None:
@@ -123,6 +123,9 @@ class ScoreStore:
             self._catch_up()
             return
         path.parent.mkdir(parents=True, exist_ok=True)
+        # made here when new, as every file of the run directory is made, with the user's umask (SQLite would make
+        # it 0644 less the umask; its log and shared-memory files take the store's mode)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o666))
         # autocommit mode: every put is its own durable transaction.
         self._db = sqlite3.connect(path, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -212,12 +215,13 @@ class ScoreStore:
                     sources[key] = source
         return out
 
-    def put_many(self, items: dict[str, Any], answered: Record = ()) -> None:
-        """Store the values of one request (or prompt), with what answered them: one transaction, one row per key
-        (a key already stored has its row's value replaced)."""
+    def put_many(self, items: dict[str, Any], answered: Record | Mapping[str, Record] = ()) -> None:
+        """Store the values of one request (or prompt), with what answered them (the same for all, or per key): one
+        transaction, one row per key (a key already stored has its row's value replaced)."""
         with self._reporting():
-            source = self._source_id(answered) if answered else None
-        rows = [(k, _value_text(v), source) for k, v in items.items()]
+            each = answered if isinstance(answered, Mapping) else dict.fromkeys(items, answered)
+            source = {k: self._source_id(each[k]) if each.get(k) else None for k in items}
+        rows = [(k, _value_text(v), source[k]) for k, v in items.items()]
         with self._reporting(), self._db:
             self._db.execute("BEGIN IMMEDIATE")  # the write lock first: no other process adds a row meanwhile
             self._catch_up()
@@ -240,6 +244,11 @@ class ScoreStore:
             self._sources[text] = found
             self._records[found] = answered
         return found
+
+    def record(self, source: int | None) -> Record:
+        """What answered the row of source id `source` (nothing for one stored before answers were attributed)."""
+        found = self.records([source])
+        return found[0] if found else ()
 
     def records(self, ids: Iterable[int | None]) -> list[Record]:
         """What answered each source id (none for a row stored before answers were attributed)."""

@@ -1,9 +1,11 @@
 """The scoring of a run's prompts, shared by the one-process run (runner.py) and each worker process (workers.py):
 the start-up checks through the model kind, then the prompts not yet stored, `in_flight` at a time, in dataset
 order. A prompt's units go out together (prefix-cache friendly), results are committed to the store as they
-arrive with the endpoints that answered them (pool/provenance.py), and a prompt's line is appended to `samples.jsonl`
-once all its units are scored. When the scoring is done, every endpoint at work is checked once more before the run
-may call itself complete; the answers of one that serves another model by then are held apart (score_store.py).
+arrive, each with the endpoints that answered it (pool/provenance.py), and a prompt's line is appended to
+`samples.jsonl` once all its units are scored. With `client.same_endpoint_per_prompt`, a prompt's requests of a role
+stay on one endpoint (pool/pinning.py); should it leave mid-prompt, the prompt is scored again, whole, elsewhere.
+When the scoring is done, every endpoint at work is checked once more before the run may call itself complete; the
+answers of one that serves another model by then are held apart (score_store.py).
 """
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ import orjson
 from .. import constants as C
 from ..benchmarks.spec import Benchmark
 from ..config.schema import RunConfig
-from ..errors import ConfigError, EndpointError, RetryableError, SampleError
+from ..errors import ConfigError, EndpointError, PinBroken, RetryableError, SampleError
 from ..examples import Example, PromptScores
 from ..model_kinds.base import ModelKind, SharedRequests, Unit
-from ..pool import provenance
+from ..pool import pinning, provenance
 from ..pool.provenance import Record
 from ..redaction import masked_url
 from .interrupts import RunSignals
@@ -45,6 +47,7 @@ class Outcome:
     failures: dict[str, str] = field(default_factory=dict)  # example id -> reason
     failed_at: dict[str, str] = field(default_factory=dict)  # example id -> the endpoint of its last failed request
     changes: list[str] = field(default_factory=list)  # endpoints whose server changed during the run, in words
+    taken_out: list[str] = field(default_factory=list)  # each time an endpoint was taken out during scoring, and why
     sent: int = 0  # units sent to servers
     warnings: list[str] = field(default_factory=list)
     identity: dict[str, Any] = field(default_factory=dict)
@@ -79,6 +82,8 @@ def sample_line(bench: Benchmark[Any], ex: Example, scores: PromptScores) -> str
         line["details"] = scores.details
     if scores.answered_by:  # which endpoints answered (a baseline's lines have none)
         line["answered_by"] = scores.answered_by
+        if provenance.cross_release(scores.answered_by):
+            line["cross_release"] = True
     return orjson.dumps(line).decode() + "\n"  # several times faster than json.dumps; scores are never NaN
 
 
@@ -100,11 +105,14 @@ def epoch_identity(identity: dict[str, Any], store: ScoreStore, record: bool = T
 class Scoring:
     """Scores the examples of one run with `in_flight` prompts at a time, in dataset order."""
 
-    def __init__(self, model: ModelKind, bench: Benchmark[Any], store: ScoreStore, samples: IO[str]) -> None:
+    def __init__(
+        self, model: ModelKind, bench: Benchmark[Any], store: ScoreStore, samples: IO[str], pinned: bool = False
+    ) -> None:
         self.model = model
         self.bench = bench
         self.store = store
         self.samples = samples
+        self.pinned = pinned  # a prompt's requests of a role stay on one endpoint (client.same_endpoint_per_prompt)
         self.keys = UnitKeys(None)
         self.since = store.mark()  # the rows this run writes come after
         self.fresh: dict[str, Record] = {}  # prompt id -> what answered what this run sent for it
@@ -155,7 +163,7 @@ class Scoring:
             todo = []
             for ex, units, keys in keyed:
                 if all(k in done for k in keys):
-                    answered = provenance.merged(self.store.records({sources[k] for k in keys}))
+                    answered = provenance.by_unit([self.store.record(sources[k]) for k in keys])
                     self._finish(ex, [done[k] for k in keys], outcome, answered)
                     bar.advance()
                 else:
@@ -163,11 +171,11 @@ class Scoring:
             self.samples.flush()
             yield from todo
 
-    async def _batch(self, batch: list[Pending], outcome: Outcome) -> None:
+    async def _batch(self, batch: list[Pending], outcome: Outcome, tries: int = 1) -> None:
         """Score the prompts of one request (a single prompt unless the model kind shares requests): the units not
-        stored yet go out once each, their values are committed in one transaction with what answered them, then
+        stored yet go out once each, their values are committed in one transaction, each with what answered it, then
         each prompt is finished. A batch of several prompts that fails is scored again a prompt at a time, so that a
-        prompt fails alone."""
+        prompt fails alone; one whose pinned endpoint left is scored again, whole."""
         keys = [k for _, _, prompt_keys in batch for k in prompt_keys]
         sources: dict[str, int | None] = {}
         stored = self.store.get_many(keys, sources)  # a prompt sharing units with one scored earlier reuses them
@@ -177,11 +185,15 @@ class Scoring:
                 if k not in stored and k not in todo:
                     todo[k] = unit
         error: SampleError | RetryableError | None = None
-        with provenance.collect() as answers:
+        with provenance.collect() as answers, pinning.pinned(self.pinned):
             try:
                 fresh = await self._score(batch, list(todo.values())) if todo else []
             except (SampleError, RetryableError) as exc:  # retryable: it outlived its retries
                 error = exc
+        if isinstance(error, PinBroken) and tries < C.PINNED_PROMPT_TRIES:  # nothing of it stored: again, whole
+            log.info("%s; scored again on another endpoint", error)
+            await self._batch(batch, outcome, tries + 1)
+            return
         if error is not None:
             if len(batch) > 1:  # outside the collection: each prompt's own retry collects its own answerers
                 await _all(self._batch([one], outcome) for one in batch)
@@ -192,18 +204,17 @@ class Scoring:
                 outcome.failed_at[ex.id] = answers.failed.url
             log.info("prompt %s failed: %s", ex.id, error)
             return
-        answered = provenance.record(frozenset(answers.by))
+        answered = {k: provenance.record(answers.of(i, unit.role)) for i, (k, unit) in enumerate(todo.items())}
         new = dict(zip(todo, fresh, strict=True))
         if new:
             self.store.put_many(new, answered)
         outcome.sent += len(new)
         for ex, _, prompt_keys in batch:
-            own = answered if any(k in new for k in prompt_keys) else ()
-            if own:
-                self.fresh[ex.id] = own
-            reused = {sources.get(k) for k in prompt_keys if k not in new}
-            record = provenance.merged([own, *self.store.records(reused)]) if reused else own
-            self._finish(ex, [new[k] if k in new else stored[k] for k in prompt_keys], outcome, record)
+            per_unit = [answered[k] if k in new else self.store.record(sources.get(k)) for k in prompt_keys]
+            if own := [answered[k] for k in prompt_keys if k in new]:
+                self.fresh[ex.id] = provenance.merged(own)
+            self._finish(ex, [new[k] if k in new else stored[k] for k in prompt_keys], outcome,
+                         provenance.by_unit(per_unit))  # fmt: skip
         self.samples.flush()
 
     async def _score(self, batch: list[Pending], units: list[Unit]) -> list[Any]:
@@ -306,7 +317,7 @@ async def score_examples(
                 raise ConfigError(f"model type {cfg.type} cannot score benchmark {bench.name}")
             store, samples = files.start(signals.touch)
             outcome.identity = epoch_identity(model.identity, store) or {}
-            scoring = Scoring(model, bench, store, samples)
+            scoring = Scoring(model, bench, store, samples, cfg.client.same_endpoint_per_prompt)
             try:
                 if spread is not None:
                     await spread(scoring, examples, outcome, progress)
@@ -317,7 +328,9 @@ async def score_examples(
                 outcome.aborted = str(exc)
             finally:
                 outcome.warnings = list(model.warnings)
-                outcome.changes += [said for pool in served.pools.values() for said in pool.changes]
+                for pool in served.pools.values():
+                    outcome.changes += pool.changes
+                    outcome.taken_out += [f"{pool.role} {said}" for said in pool.taken_out]
     except asyncio.CancelledError:
         if not signals.stopped:  # a cancellation from inside, or the caller's own
             raise

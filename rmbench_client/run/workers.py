@@ -144,7 +144,8 @@ def _work(cfg: RunConfig, bench_name: str, examples: list[Example], run_dir: Pat
         with RunSignals() as signals:  # a signal stops the worker as it stops a one-process run
             outcome = event_loop.run(_score_shard(cfg, bench_name, examples, files, parent, signals))
         found = {"failures": outcome.failures, "sent": outcome.sent, "aborted": outcome.aborted,
-                 "identity": outcome.identity, "failed_at": outcome.failed_at, "changes": outcome.changes}  # fmt: skip
+                 "identity": outcome.identity, "failed_at": outcome.failed_at, "changes": outcome.changes,
+                 "taken_out": outcome.taken_out}  # fmt: skip
     except KeyboardInterrupt:  # a signal before the worker's event loop took over: nothing was stored yet
         found = {"aborted": "interrupted"}
     except Exception as exc:  # a start-up check that failed here (a config error, an endpoint's answer)
@@ -236,6 +237,7 @@ def _merge(workers: list[_Worker], outcome: Outcome, interrupted: bool) -> None:
             outcome.failures.setdefault(rid, reason)
         outcome.failed_at |= found.get("failed_at") or {}
         outcome.changes += [f"worker {w.index}: {said}" for said in found.get("changes") or []]
+        outcome.taken_out += [f"worker {w.index}: {said}" for said in found.get("taken_out") or []]
         if interrupted:
             continue
         if (error := found.get("error")) is not None:
