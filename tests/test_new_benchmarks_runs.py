@@ -21,10 +21,11 @@ DATA: dict[str, Callable[[Path], Path]] = {
 
 
 def _kept(run: Path) -> tuple[dict, list[str]]:
-    """A run's summary but for what differs between any two runs (its identity, its seed), and its lines in order."""
+    """A run's summary but for what differs between any two runs (its identity, its seed, its stamp: the call and
+    its time), and its lines in order."""
     summary = json.loads((run / "summary.json").read_text())
     lines = sorted((run / "samples.jsonl").read_text().splitlines())
-    return {k: v for k, v in summary.items() if k not in ("identity", "seed")}, lines
+    return {k: v for k, v in summary.items() if k not in ("identity", "seed", "stamp")}, lines
 
 
 @pytest.mark.parametrize("benchmark", list(DATA))
