@@ -122,28 +122,30 @@ def test_the_backoff_doubles_until_the_endpoint_proves_itself_and_stays():
 
 
 def test_a_frozen_endpoint_is_taken_out_and_its_requests_hedged_each_answered_once():
+    """Calls keep coming (as a run's do) until the frozen endpoint is taken out: how soon depends on how fast its
+    peer answers on this machine (the limit is four times its slowest answer), never on a timeout."""
     hosts = Hosts(delay=0.01)
 
     async def go() -> tuple[list[Any], float]:
         async with pool_of(hosts, [A, B], concurrency=4) as pool:
-
-            async def freeze() -> float:
-                while hosts.calls["a.test"] < 20:
-                    await asyncio.sleep(0.002)
-                hosts.frozen.add("a.test")
-                return time.monotonic()
-
-            freezing = asyncio.ensure_future(freeze())
-            results = await asyncio.gather(*(pool.call(score) for _ in range(300)))
-            frozen_at = await freezing
-            assert not state(pool, A).healthy and "silent for" in pool.taken_out[0]
+            calls: list[asyncio.Future[Any]] = []
+            frozen_at = 0.0
+            while (state(pool, A).healthy or not frozen_at) and len(calls) < 4000:
+                calls += [asyncio.ensure_future(pool.call(score)) for _ in range(10)]
+                if not frozen_at and hosts.calls["a.test"] >= 20:
+                    hosts.frozen.add("a.test")
+                    frozen_at = time.monotonic()
+                await asyncio.sleep(0.02)
+            taken_out_after = time.monotonic() - frozen_at
+            assert not state(pool, A).healthy and "silent for" in pool.taken_out[0]  # (later, back on probation)
+            results = await asyncio.gather(*calls)
             assert pool.hedges == pool.hedges_won >= 1  # every request in flight on A answered by B
-            assert pool.requests_sent()[B] + pool.requests_sent()[A] == 300 + pool.hedges
-            return results, time.monotonic() - frozen_at
+            assert pool.requests_sent()[B] + pool.requests_sent()[A] == len(calls) + pool.hedges
+            return results, taken_out_after
 
     results, after = asyncio.run(go())
-    assert len(results) == 300  # each call answered once
-    assert after < 3.0  # the floor of 0.3 s, the tick, the rest on B: far below any timeout
+    assert all(r["host"] in ("a.test", "b.test") for r in results)  # each call answered once, by one host
+    assert after < 10.0  # the floor of 0.3 s or four peer answers, the tick: far below any read timeout
     frozen_ones = hosts.calls["a.test"] - sum(1 for r in results if r["host"] == "a.test")
     assert hosts.cancelled["a.test"] == frozen_ones > 0  # the losers cancelled, their answers never used
     assert hosts.peak["b.test"] <= 4  # hedges keep B's concurrency
@@ -190,7 +192,7 @@ def test_a_half_alive_endpoint_comes_back_only_when_a_request_succeeds_there():
             while time.monotonic() - start < 3.0:  # steady load for 3 s
                 results += await asyncio.gather(*(pool.call(score) for _ in range(8)))
             sent_while_frozen = hosts.calls["a.test"]
-            comebacks = sum("first request back failed" in said or "silent for" in said for said in pool.taken_out)
+            comebacks = sum(said.startswith(A) for said in pool.taken_out)  # silent, or its canary failed or lost
             hosts.frozen.discard("a.test")
             while not (state(pool, A).healthy and not state(pool, A).probation):
                 await asyncio.gather(*(pool.call(score) for _ in range(8)))
