@@ -59,11 +59,13 @@ def remember_url(url: str) -> str:
 
 
 def hidden(text: str) -> str:
-    """`text` with each remembered secret masked, and the credentials of every URL in it (`masked_url`)."""
+    """`text` with the credentials of every URL in it masked (`masked_url`), and each remembered secret."""
+    if "://" in text:  # URLs first: a secret masked inside one would end it early ("<" ends a URL in text)
+        text = URL.sub(lambda m: masked_url(m[0]), text)
     for secret in tuple(_known):  # a copy: another thread may remember one meanwhile
         if secret in text:
             text = text.replace(secret, MASK)
-    return URL.sub(lambda m: masked_url(m[0]), text) if "://" in text else text
+    return text
 
 
 def secret_name(name: str) -> bool:

@@ -41,6 +41,7 @@ def test_a_remembered_urls_password_is_masked_even_alone_or_as_its_basic_header(
     basic = base64.b64encode(b"carol:Sesame-0pen-4218").decode()
     echoed = f"bad request: password Sesame-0pen-4218, header Basic {basic}"
     assert hidden(echoed) == "bad request: password <secret>, header Basic <secret>"
+    assert hidden("to http://carol:Sesame-0pen-4218@gw/x failed") == "to http://<secret>@gw/x failed"  # the URL whole
     assert "Sesame-0pen-4218" not in str(EndpointError(echoed))  # every deliberate error's message
 
 
