@@ -68,7 +68,7 @@ def test_data_fetch_puts_each_language_in_its_folder(tmp_path: Path) -> None:
     shard = "test-00000-of-00001.parquet"
     files = {f"{lang}/{shard}": (tmp_path / "hub" / lang / shard).read_bytes() for lang in mrb_c.LANGUAGES}
     files["translation/test-00000-of-00001.parquet"] = b"not read"
-    env = {k: v for k, v in os.environ.items() if k != "RMBENCH_DATA_DIR"}
+    env = {k: v for k, v in os.environ.items() if k not in ("RMBENCH_DATA_DIR", "HF_HUB_OFFLINE", "HF_TOKEN")}
     with serve_hub({mrb_c.HUB_REPO: files}) as fake:
         env |= {"HF_ENDPOINT": fake.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
         work = tmp_path / "work"
