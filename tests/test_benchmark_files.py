@@ -22,6 +22,13 @@ from rmbench_client.benchmarks import registry
 from rmbench_client.errors import ConfigError
 
 
+@pytest.fixture(autouse=True)
+def _files_defined_here_stay_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmarks these tests define from files are known in this process only until the test ends: the other
+    tests a worker runs after them see the built-ins alone."""
+    monkeypatch.setattr(registry, "_defined", {})
+
+
 def write_bon(root: Path, n: int = 24) -> tuple[Path, list[dict]]:
     """A best-of-N file of its own names (question, good, others, level) and its definition beside it."""
     rng = random.Random(5)
@@ -97,11 +104,8 @@ def test_a_best_of_n_file_runs_scores_and_compares_like_a_built_in(tmp_path: Pat
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/benchmarks.md"])
-def test_the_documented_file_defines_a_benchmark_that_runs(
-    tmp_path: Path, page: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_documented_file_defines_a_benchmark_that_runs(tmp_path: Path, page: str) -> None:
     """The page's example file, as written, over records of the field names it maps."""
-    monkeypatch.setattr(registry, "_defined", {})  # this process's other my-bon files are not the page's
     text = (Path(__file__).parent.parent / page).read_text()
     (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "family: best-of-n" in b]
     (tmp_path / "my-bon.yaml").write_text(block)
