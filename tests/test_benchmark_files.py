@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from helpers_cli import cli, one_error_line, rescored, sample_lines, summary
@@ -17,6 +20,13 @@ from helpers_cli import cli, one_error_line, rescored, sample_lines, summary
 import rmbench_client as rmb
 from rmbench_client.benchmarks import registry
 from rmbench_client.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def _files_defined_here_stay_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmarks these tests define from files are known in this process only until the test ends: the other
+    tests a worker runs after them see the built-ins alone."""
+    monkeypatch.setattr(registry, "_defined", {})
 
 
 def write_bon(root: Path, n: int = 24) -> tuple[Path, list[dict]]:
@@ -86,6 +96,26 @@ def test_a_best_of_n_file_runs_scores_and_compares_like_a_built_in(tmp_path: Pat
     assert result.benchmark == "my-bon" and result.headline_name == "accuracy"
     assert result.headline.value == pytest.approx(s["overall"]["accuracy"])
     assert rmb.rescore(moved, benchmark=definition).benchmark == "my-bon"
+    # the same records as parquet
+    pq.write_table(pa.Table.from_pylist(records), tmp_path / "bon.parquet")
+    from_parquet = rmb.evaluate({"model": "baseline:longer"}, benchmark=str(definition),
+                                data=tmp_path / "bon.parquet", out=tmp_path / "pq")  # fmt: skip
+    assert from_parquet.summary["overall"] == s["overall"] and from_parquet.scored == len(records)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/benchmarks.md"])
+def test_the_documented_file_defines_a_benchmark_that_runs(tmp_path: Path, page: str) -> None:
+    """The page's example file, as written, over records of the field names it maps."""
+    text = (Path(__file__).parent.parent / page).read_text()
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if "family: best-of-n" in b]
+    (tmp_path / "my-bon.yaml").write_text(block)
+    records = [{"question": f"Q{i}?", "chosen": "c" * (i % 4 + 1), "others": ["r", "rr"],
+                "level": ("easy", "hard")[i % 2]} for i in range(8)]  # fmt: skip
+    (tmp_path / "my-bon.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = rmb.evaluate({"model": "baseline:longer"}, benchmark=str(tmp_path / "my-bon.yaml"), out=tmp_path / "run")
+    assert result.benchmark == "my-bon" and result.complete and result.summary["n"] == {"easy": 4, "hard": 4}
+    right = sum(len(r["chosen"]) > 2 for r in records) / len(records)  # the chosen above both rejected, a tie wrong
+    assert result.headline.value == pytest.approx(right)  # `headline: prompts`: every prompt weighs the same
 
 
 def test_a_ranking_file_scores_alike_in_one_process_and_in_workers(tmp_path: Path) -> None:
