@@ -4,7 +4,8 @@ temporary directory, the token in RAY_AUTH_TOKEN), tiny vLLM CPU servers as repl
 
 Without the token, or with a wrong one, `serve`, `stop`, `status` and `run` each say in one line what to set;
 with it, `serve` waits for room while nodes arrive (as an autoscaler adds them) and places two replicas on two
-nodes; a run over them equals a single local server's run sample for sample; a replica's vLLM server killed mid-run
+nodes; a run over them equals a single local server's run sample for sample (RM-Bench's, and RewardMATH's and
+IF-RewardBench's several responses per prompt); a replica's vLLM server killed mid-run
 costs nothing, and the replica is serving again without any command; a node whose processes freeze (SIGSTOP)
 mid-run costs only its requests in flight, and its replica comes back on another node; a node lost mid-run costs
 nothing (its replica comes back on the spare node and joins the run after its identity check); with no node left the
@@ -42,6 +43,7 @@ from helpers_cli import (
 )
 from helpers_data import same_up_to_batching
 from helpers_ray import RAY_2_52_WARNINGS, group_alive, node_processes, server_processes, servers_on, token_auth
+from new_benchmarks_fixture import write_if, write_rewardmath
 
 from rmbench_client.cluster.discovery import is_replica_of, list_actors, url_of
 from rmbench_client.config.loading import load_config
@@ -120,23 +122,45 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local_run(data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The same prompts on one server started by the local launcher: what every Ray run must equal."""
+def new_data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A few prompts of two benchmarks of other kinds: RewardMATH (one chosen solution among nine rejected ones) and
+    IF-RewardBench (a preference graph over several responses), in their own layouts."""
+    root = tmp_path_factory.mktemp("newdata")
+    return {
+        "rewardmath": write_rewardmath(root / "rewardmath" / "RewardMATH_direct.json", problems=3),
+        "if-reward-bench": write_if(root / "if-reward-bench" / "if_rewardbench.json", instructions=4),
+    }
+
+
+@pytest.fixture(scope="module")
+def local_runs(data: Path, new_data: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The same prompts on one server started by the local launcher: what every Ray run must equal (RM-Bench's, and
+    each of `new_data`'s benchmarks')."""
     ensure_server_side()
     tmp = tmp_path_factory.mktemp("local")
     cfg = with_ports(load_config(CPU_DEMO_CONFIG), {"reward": port(66)})  # not the session servers' port(1)
     servers = start_servers(cfg, roles=["reward"], repo_root=REPO, state_dir=tmp / "state")
+    runs = {"rm-bench": tmp / "run"} | {name: tmp / name for name in new_data}
     try:
         config = tmp / "c.yaml"
         text = {"benchmark": "rm-bench", "model": "tiny-reward", "limit": PROMPTS,
                 "reward": {"template": str(TINY_REWARD_TEMPLATE)},
                 "roles": {"reward": {"served_model": "tiny-reward", "endpoints": [servers[0].url]}}}  # fmt: skip
         config.write_text(yaml.safe_dump(text))
-        proc = run_cli("run", "--config", str(config), "--data", str(data), "--out", str(tmp / "run"), "--no-progress")
-        assert proc.returncode == 0, proc.stderr[-2000:]
+        for name, out in runs.items():
+            where = (
+                ["--data", str(data)] if name == "rm-bench" else ["--benchmark", name, "--data", str(new_data[name])]
+            )
+            proc = run_cli("run", "--config", str(config), *where, "--out", str(out), "--no-progress")
+            assert proc.returncode == 0, proc.stderr[-2000:]
     finally:
         stop_servers(tmp / "state")
-    return tmp / "run"
+    return runs
+
+
+@pytest.fixture(scope="module")
+def local_run(local_runs: dict[str, Path]) -> Path:
+    return local_runs["rm-bench"]
 
 
 @pytest.fixture(scope="module")
@@ -233,6 +257,22 @@ def test_two_replicas_on_two_nodes_equal_a_local_run(served, local_run, data, tm
             assert {k: answerer.get(k) for k in ("replica", "node")} == where[answerer["url"]], line
     answered = summary(tmp_path / "run")["answered_by"]
     assert {a["replica"] for a in answered} == set(found), answered  # both replicas answered
+
+
+@pytest.mark.parametrize("benchmark", ["rewardmath", "if-reward-bench"])
+def test_benchmarks_of_other_kinds_on_the_replicas_equal_a_local_run(served, local_runs, new_data, benchmark, tmp_path):
+    """Several responses per prompt (best-of-N, a ranked list) through the replicas, as through one local server."""
+    fast = ray_config(tmp_path / "fast.yaml")
+    out = tmp_path / "run"
+    proc = run_cli("run", "--config", str(fast), "--benchmark", benchmark, "--data", str(new_data[benchmark]),
+                   "--out", str(out), "--no-progress")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = sorted(samples(out), key=lambda s: s["id"])
+    want = sorted(samples(local_runs[benchmark]), key=lambda s: s["id"])
+    assert got and same_up_to_batching(got, want), (got, want)
+    found = summary(out)  # (partial: a few prompts of each, not every group)
+    assert found["failed"] == 0 and found["answered_by"]
+    assert {a["replica"] for a in found["answered_by"]} <= set(replicas())
 
 
 def test_without_the_token_each_command_says_what_to_set(served, data, tmp_path):
