@@ -1,4 +1,4 @@
-"""The Python API over finished runs, with no server needed to read them back.
+"""The Python API over finished runs: read back with no server (`rescore`, `compare`), or run again (`reproduce`).
 
 - `saved_runs`: `rescore` re-scores saved per-sample files as `rmbench-client score` does; `compare` sets finished
   runs side by side as `rmbench-client compare` does.
