@@ -7,12 +7,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+
+def hub_env(tmp_path: Path, url: str) -> dict[str, str]:
+    """The environment of a CLI subprocess that downloads from the hub at `url`: online whatever this process set
+    (tests/transformers_reference.py sets HF_HUB_OFFLINE), no token, a cache of its own, no data directory."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RMBENCH_DATA_DIR", "HF_HUB_OFFLINE", "HF_TOKEN")}
+    return env | {"HF_ENDPOINT": url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 
 def git_blob_id(data: bytes) -> str:

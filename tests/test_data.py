@@ -5,7 +5,6 @@ hub datasets' schemas; known checksums; runs that read data/ when no data path i
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from hub_schemas import (
     rb2_record,
     write_parquet,
 )
-from hub_standin import serve_hub
+from hub_standin import hub_env, serve_hub
 
 from rmbench_client import constants as C
 from rmbench_client.benchmarks import registry as benchmarks
@@ -80,11 +79,6 @@ def hub_repos(tmp_path_factory) -> dict[str, dict[str, bytes]]:
 
 def cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
-
-
-def hub_env(tmp_path: Path, url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RMBENCH_DATA_DIR", "HF_HUB_OFFLINE", "HF_TOKEN")}
-    return env | {"HF_ENDPOINT": url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from helpers_cli import cli
-from hub_standin import serve_hub
+from hub_standin import hub_env, serve_hub
 from new_benchmarks_fixture import MRB_CATEGORIES, mrb_records, write_mrb
 
 import rmbench_client as rmb
@@ -68,9 +68,8 @@ def test_data_fetch_puts_each_language_in_its_folder(tmp_path: Path) -> None:
     shard = "test-00000-of-00001.parquet"
     files = {f"{lang}/{shard}": (tmp_path / "hub" / lang / shard).read_bytes() for lang in mrb_c.LANGUAGES}
     files["translation/test-00000-of-00001.parquet"] = b"not read"
-    env = {k: v for k, v in os.environ.items() if k not in ("RMBENCH_DATA_DIR", "HF_HUB_OFFLINE", "HF_TOKEN")}
     with serve_hub({mrb_c.HUB_REPO: files}) as fake:
-        env |= {"HF_ENDPOINT": fake.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+        env = hub_env(tmp_path, fake.url)
         work = tmp_path / "work"
         work.mkdir()
         proc = cli("data", "fetch", "m-reward-bench", env=env, cwd=work)

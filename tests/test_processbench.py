@@ -5,12 +5,11 @@ re-score through `score`, compare's significance, a suite cell, and the error li
 from __future__ import annotations
 
 import json
-import os
 
 import msgspec
 import pytest
 from helpers_cli import cli, one_error_line, rescored, summary
-from hub_standin import serve_hub
+from hub_standin import hub_env, serve_hub
 from processbench_fixture import record, write_processbench
 
 from rmbench_client.analysis import saved_runs
@@ -190,9 +189,8 @@ def test_data_fetch_and_a_run_from_the_hub(tmp_path):
     exactly the split files; a run without data downloads them into the cache."""
     hub_dir = write_processbench(tmp_path / "hub", count=5)
     files = {p.name: p.read_bytes() for p in hub_dir.iterdir()} | {"README.md": b"---\nlicense: apache-2.0\n---\n"}
-    env = {k: v for k, v in os.environ.items() if k not in ("RMBENCH_DATA_DIR", "HF_HUB_OFFLINE", "HF_TOKEN")}
     with serve_hub({pb_c.HUB_REPO: files}) as fake:
-        env |= {"HF_ENDPOINT": fake.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+        env = hub_env(tmp_path, fake.url)
         work = tmp_path / "work"
         work.mkdir()
         proc = cli("data", "fetch", "processbench", env=env, cwd=work)

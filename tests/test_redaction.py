@@ -29,10 +29,10 @@ def test_a_urls_userinfo_and_secret_parameters_are_masked_and_nothing_else():
         == "https://mlflow/x?api_key=<secret>&run=3&token=<secret>#f"
     )
     assert masked_url("http://dash:8265/?X-Amz-Signature=deadbeef") == "http://dash:8265/?X-Amz-Signature=<secret>"
-    said = "cannot reach http://bob:hunter2@10.0.0.1:9/pooling; also https://svc?key=k1 (and admin@example.com)"
+    said = "cannot reach http://bob:hunter2@127.0.0.1:9/pooling; also https://svc?key=k1 (and admin@example.com)"
     assert (
         hidden(said)
-        == "cannot reach http://<secret>@10.0.0.1:9/pooling; also https://svc?key=<secret> (and admin@example.com)"
+        == "cannot reach http://<secret>@127.0.0.1:9/pooling; also https://svc?key=<secret> (and admin@example.com)"
     )
 
 

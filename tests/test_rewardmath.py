@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers_cli import cli, one_error_line
-from hub_standin import serve_hub
+from hub_standin import hub_env, serve_hub
 from new_benchmarks_fixture import rewardmath_records, write_rewardmath
 
 import rmbench_client as rmb
@@ -66,9 +66,8 @@ def test_data_fetch_takes_the_hubs_files(tmp_path: Path) -> None:
     """`data fetch rewardmath` downloads the hub dataset's data files (a stand-in hub on loopback: the real one's
     file names could not be read here) into data/rewardmath/, where `data list` and a run find them."""
     data = write_rewardmath(tmp_path / "RewardMATH_direct.json", problems=7).read_bytes()
-    env = {k: v for k, v in os.environ.items() if k not in ("RMBENCH_DATA_DIR", "HF_HUB_OFFLINE", "HF_TOKEN")}
     with serve_hub({"RewardMATH/RewardMATH": {"RewardMATH_direct.json": data, "README.md": b"# card"}}) as fake:
-        env |= {"HF_ENDPOINT": fake.url, "HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
+        env = hub_env(tmp_path, fake.url)
         work = tmp_path / "work"
         work.mkdir()
         proc = cli("data", "fetch", "rewardmath", env=env, cwd=work)
