@@ -28,7 +28,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -38,11 +37,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from proxy import FaultProxy  # noqa: E402
+from watched_run import WatchedRun  # noqa: E402
 
 from rmbench_client.config.loading import load_config  # noqa: E402
 from rmbench_client.launcher import ServerInfo, start_servers, stop_servers  # noqa: E402
 
-CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
 PORT_BASE = int(os.environ.get("BENCH_FAULTS_PORT_BASE", "8795"))
 PROMPTS = 200
 OUT = ROOT / "bench" / "results-faults.json"
@@ -76,43 +75,23 @@ def engine_core(server: ServerInfo) -> int:
 def run(cfg: Path, out: Path, fault: Any = None) -> dict[str, Any]:
     """A run; `fault()` (returning what to resume) once 15 prompts are scored. Times from the fault."""
     shutil.rmtree(out, ignore_errors=True)
-    started = time.monotonic()
-    proc = subprocess.Popen([str(CLIENT), "-v", "run", "--config", str(cfg), "--out", str(out), "--no-progress"],
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=ROOT)  # fmt: skip
-    lines: list[tuple[float, str]] = []
-
-    def read() -> None:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append((time.monotonic(), line))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    watched = WatchedRun(cfg, out)
     found: dict[str, Any] = {}
     resume = None
     if fault is not None:
-        progress = out / "progress.jsonl"
-        while not (progress.exists() and len(progress.read_text().splitlines()) >= 15):
-            if proc.poll() is not None:
-                raise SystemExit("the run ended before the fault")
-            time.sleep(0.02)
+        watched.wait_scored(15)
         resume, found = fault()
     at = time.monotonic()
     try:
-        proc.wait(timeout=900)
-        ended = time.monotonic()
-        reader.join(timeout=10)
+        ended = watched.wait()
     finally:
         if resume is not None:
             resume()
-    if proc.returncode != 0:
-        raise SystemExit("the run failed:\n" + "".join(line for _, line in lines[-30:]))
-    ids = [json.loads(line)["id"] for line in (out / "samples.jsonl").read_text().splitlines()]
-    assert len(ids) == len(set(ids)) == PROMPTS, (len(ids), len(set(ids)))
+    watched.check(PROMPTS)
     if fault is None:
-        return {"run_s": ended - started}
-    taken_out = next(t for t, line in lines if t > at and "taken out" in line)
-    return {"taken_out_s": taken_out - at, "run_ends_s": ended - at, "run_s": ended - started} | found
+        return {"run_s": ended - watched.started}
+    taken_out = watched.said_after(at, "taken out")
+    return {"taken_out_s": taken_out - at, "run_ends_s": ended - at, "run_s": ended - watched.started} | found
 
 
 def main() -> None:

@@ -33,7 +33,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -44,10 +43,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from helpers_ray import group_alive, node_processes, server_processes  # noqa: E402
+from watched_run import CLIENT, WatchedRun  # noqa: E402
 
 from rmbench_client.cluster.discovery import is_replica_of, list_actors, url_of  # noqa: E402
 
-CLIENT = ROOT / ".venv" / "bin" / "rmbench-client"
 PORT_BASE = int(os.environ.get("BENCH_RAY_PORT_BASE", "8790"))
 GCS, DASHBOARD = PORT_BASE, PORT_BASE + 1
 DASHBOARD_URL = f"http://127.0.0.1:{DASHBOARD}"
@@ -123,19 +122,8 @@ def frozen_node(cluster: Any, cfg: Path, out: Path) -> dict[str, float]:
     (node,) = [n for n in cluster.worker_nodes if n.node_id == node_id]
     (server,) = server_processes(url)
     group = os.getpgid(server)
-    run = subprocess.Popen([str(CLIENT), "run", "--config", str(cfg), "--out", str(out), "--no-progress", "-v"],
-                           stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=ROOT)  # fmt: skip
-    lines: list[tuple[float, str]] = []
-
-    def read() -> None:
-        assert run.stderr is not None
-        for line in run.stderr:
-            lines.append((time.monotonic(), line))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    samples, progress = out / "samples.jsonl", out / "progress.jsonl"  # the latter while the run scores
-    until(lambda: progress.exists() and len(progress.read_text().splitlines()) >= 15)
+    watched = WatchedRun(cfg, out)
+    watched.wait_scored(15)
     frozen = node_processes(node) + group_alive(group)
     start = time.monotonic()
     for pid in frozen:
@@ -144,17 +132,13 @@ def frozen_node(cluster: Any, cfg: Path, out: Path) -> dict[str, float]:
     try:
         unlisted = until(lambda: replicas().get(name, ("", ""))[1] != url)
         elsewhere = until(lambda: (r := replicas().get(name, ("", "")))[0] not in ("", node_id) and healthy(r[1]))
-        run.wait(timeout=900)
-        reader.join(timeout=10)
+        watched.wait()
     finally:
         for pid in frozen:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
-    if run.returncode != 0:
-        raise SystemExit("the run failed:\n" + "".join(line for _, line in lines[-30:]))
-    ids = [json.loads(line)["id"] for line in samples.read_text().splitlines()]
-    assert len(ids) == len(set(ids)) == PROMPTS, (len(ids), len(set(ids)))
-    taken_out = next(t for t, line in lines if t > start and f"{url} taken out" in line)
+    watched.check(PROMPTS)
+    taken_out = watched.said_after(start, f"{url} taken out")
     with contextlib.suppress(Exception):
         cluster.remove_node(node, allow_graceful=False)
     return {"run_stops_sending_s": taken_out - start, "state_api_drops_it_s": unlisted - start,
